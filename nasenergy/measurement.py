@@ -1,0 +1,103 @@
+"""The result of one cheap hardware measurement of a network.
+
+Every figure carries its unit in its name and the record says where it came from (`source`):
+``measured`` on this machine now, ``recorded`` (replayed from a profile measured earlier) or
+``modelled`` (predicted, e.g. by the DVFS model). Unavailable figures are ``None``, never invented.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Source = Literal["measured", "recorded", "modelled"]
+SOURCES: tuple[str, ...] = ("measured", "recorded", "modelled")
+Precision = Literal["fp32", "tf32", "fp16", "bf16"]
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
+EnergyBasis = Literal["total", "above_idle", "unavailable"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One network measured at one batch size and precision on one device.
+
+    Attributes:
+        device_name: e.g. ``"NVIDIA H200"`` or ``"cpu: AMD EPYC ..."``.
+        precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
+        batch_size: images per forward pass.
+        input_shape: the shape of one image, ``(C, H, W)``.
+        throughput_img_per_s: images per second (median over repeats).
+        latency_ms_per_batch: milliseconds per forward pass of one batch (median over repeats).
+        macs_per_img: multiply-accumulates per image (one MAC = one multiply plus one add).
+        flops_per_img: floating-point operations per image, ``2 * macs_per_img``.
+        params: number of trainable parameters.
+        peak_flops_per_s: the peak FLOP/s that utilization is relative to.
+        peak_source: ``measured`` (a large matmul on this device at this precision) or
+            ``datasheet``.
+        utilization: ``flops_per_img * throughput_img_per_s / peak_flops_per_s`` (0..1).
+        energy_j_per_img: joules per image, on `energy_basis`; ``None`` if unavailable.
+        energy_basis: ``total`` (board energy), ``above_idle`` (idle power subtracted) or
+            ``unavailable``.
+        avg_power_w: mean board power during the energy window, watts; ``None`` if unavailable.
+        idle_power_w: board power of the idle device, watts; ``None`` if unavailable.
+        sm_clock_mhz: the SM clock seen during the run; ``None`` if unavailable.
+        n_repeats: how many timed repeats the medians are over.
+        throughput_cv: coefficient of variation of throughput over the repeats.
+        energy_cv: coefficient of variation of energy per image over the repeats, or ``None``.
+        measure_cost_s: wall-clock seconds this measurement took, set-up included.
+        source: ``measured`` | ``recorded`` | ``modelled``.
+    """
+
+    device_name: str
+    precision: str
+    batch_size: int
+    input_shape: tuple[int, ...]
+    throughput_img_per_s: float
+    latency_ms_per_batch: float
+    macs_per_img: float
+    flops_per_img: float
+    params: int
+    peak_flops_per_s: float
+    peak_source: str
+    utilization: float
+    energy_j_per_img: float | None
+    energy_basis: str
+    avg_power_w: float | None
+    idle_power_w: float | None
+    sm_clock_mhz: float | None
+    n_repeats: int
+    throughput_cv: float
+    energy_cv: float | None
+    measure_cost_s: float
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.energy_j_per_img is None and self.energy_basis != "unavailable":
+            raise ValueError("energy_basis must be 'unavailable' when energy_j_per_img is None")
+
+    @staticmethod
+    def utilization_of(flops_per_img: float, throughput_img_per_s: float, peak_flops_per_s: float) -> float:
+        """``flops_per_img * throughput_img_per_s / peak_flops_per_s``; NaN if the peak is not positive."""
+        if not peak_flops_per_s > 0:
+            return math.nan
+        return flops_per_img * throughput_img_per_s / peak_flops_per_s
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat, JSON-serialisable dict (``input_shape`` as a list)."""
+        d = dataclasses.asdict(self)
+        d["input_shape"] = list(self.input_shape)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Measurement":
+        """Inverse of `to_dict`; unknown keys are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["input_shape"] = tuple(int(x) for x in kw["input_shape"])
+        return cls(**kw)
