@@ -1,0 +1,70 @@
+"""Utilization filters: decide from a cheap measurement whether a candidate deserves a full evaluation.
+
+Works on any `torch.nn.Module` measured by a `nasenergy.hardware` meter (or any `Measurement`);
+it knows nothing of a particular search space.
+
+* `ThresholdFilter` (mode ``threshold``): admit when utilization ≥ τ, τ calibrated for a target
+  recall of good candidates.
+* `DominanceFilter` (mode ``dominance``): predict accuracy with conformal bounds and skip only
+  candidates whose optimistic figures the current Pareto front already dominates.
+* `PassThroughFilter` (mode ``none``): admit everything.
+
+Optuna helpers: `filter_trial`, `apply_decision`, `FilteredObjective`, `CompleteTrialBudget`.
+"""
+
+from nasenergy.filter.base import MODES, PassThroughFilter, UtilizationFilter
+from nasenergy.filter.calibration import ThresholdCalibration, calibrate_threshold, clopper_pearson_lower
+from nasenergy.filter.conformal import ESTIMATORS, AccuracyInterval, CVPlusRegressor
+from nasenergy.filter.dominance import AccuracyEstimate, DominanceFilter
+from nasenergy.filter.energy_bound import (
+    DEFAULT_ENERGY_FACTOR,
+    EnergyBound,
+    OptimisticFigures,
+    ScaledBound,
+)
+from nasenergy.filter.features import CHEAP_FEATURE_NAMES, cheap_features
+from nasenergy.filter.optuna_adapter import (
+    Candidate,
+    CompleteTrialBudget,
+    FilteredObjective,
+    apply_decision,
+    filter_trial,
+    record_decision,
+)
+from nasenergy.filter.records import DEFAULT_OBJECTIVES, OBJECTIVE_SENSES, Decision, FilterError, Observation
+from nasenergy.filter.synthetic import synthetic_observations
+from nasenergy.filter.threshold import ThresholdFilter, good_mask
+
+__all__ = [
+    "CHEAP_FEATURE_NAMES",
+    "DEFAULT_ENERGY_FACTOR",
+    "DEFAULT_OBJECTIVES",
+    "ESTIMATORS",
+    "MODES",
+    "OBJECTIVE_SENSES",
+    "AccuracyEstimate",
+    "AccuracyInterval",
+    "CVPlusRegressor",
+    "Candidate",
+    "CompleteTrialBudget",
+    "Decision",
+    "DominanceFilter",
+    "EnergyBound",
+    "FilterError",
+    "FilteredObjective",
+    "Observation",
+    "OptimisticFigures",
+    "PassThroughFilter",
+    "ScaledBound",
+    "ThresholdCalibration",
+    "ThresholdFilter",
+    "UtilizationFilter",
+    "apply_decision",
+    "calibrate_threshold",
+    "cheap_features",
+    "clopper_pearson_lower",
+    "filter_trial",
+    "good_mask",
+    "record_decision",
+    "synthetic_observations",
+]

@@ -1,0 +1,282 @@
+"""Dominance-aware mode: skip a candidate only when even its optimistic figures are dominated.
+
+Throughput and energy are measured cheaply; only accuracy is dear. The filter predicts accuracy
+from the cheap figures (and optional structural features) with a one-sided conformal upper bound
+at level ``target_recall`` (`nasenergy.filter.conformal`), bounds the candidate's throughput and
+energy at its own optimal clock optimistically (`nasenergy.filter.energy_bound`), and skips it
+when the current front dominates that optimistic point.
+
+Why this keeps a share ``target_recall`` of the final front: if the optimistic point
+``(acc_upper, thr_upper, energy_lower)`` is dominated by a front point ``f`` and the truth is no
+better than the optimistic point, then ``f`` dominates the truth too; a point dominated by the
+front at any time stays dominated by every later front (fronts only improve, and dominance is
+transitive), so the candidate could never have been on the final front. A final-front member is
+therefore lost only when its true accuracy exceeds its conformal upper bound (probability about
+``1 - target_recall``) or the throughput/energy bound is not optimistic enough.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from nasenergy.filter.base import UtilizationFilter
+from nasenergy.filter.conformal import CVPlusRegressor, make_estimator
+from nasenergy.filter.energy_bound import EnergyBound, ScaledBound, optimistic_figures
+from nasenergy.filter.features import candidate_features, feature_matrix, n_extra_features
+from nasenergy.filter.records import (
+    DEFAULT_OBJECTIVES,
+    OBJECTIVE_SENSES,
+    Decision,
+    FilterError,
+    check_objectives,
+)
+from nasenergy.measurement import Measurement
+from nasenergy.pareto import ParetoFront, dominating_index
+
+
+class AccuracyEstimate(NamedTuple):
+    """A candidate's predicted accuracy with one-sided conformal bounds (level ``target_recall``)."""
+
+    predicted: float
+    lower: float
+    upper: float
+
+
+class DominanceFilter(UtilizationFilter):
+    """Skip a candidate when its optimistic (accuracy, throughput, energy) is dominated by the front.
+
+    Args:
+        target_recall: the conformal level of the accuracy upper bound, in (0, 1): the share of
+            final-front members the filter aims to keep.
+        min_fit: evaluated candidates needed before the model is used (cold start: admit all).
+        estimator: accuracy model, one of `nasenergy.filter.conformal.ESTIMATORS`.
+        estimator_params: its hyper-parameters (JSON-serialisable).
+        n_folds: CV+ folds (``>= n`` or ``<= 1``: jackknife+).
+        seed: seeds the folds and models (decisions are reproducible).
+        refit_every: refit the model once this many new evaluations have arrived.
+        objectives: the front's columns, in order; names from ``accuracy``, ``throughput``,
+            ``energy`` (drop ``energy`` on devices that cannot measure it).
+        energy_bound: callable giving optimistic optimal-clock figures for a measurement (see
+            `nasenergy.filter.energy_bound`); default `ScaledBound()`. Pass a dict to build a
+            `ScaledBound` from its fields. A custom callable is not saved: give it again to
+            `load`.
+    """
+
+    mode = "dominance"
+
+    def __init__(
+        self,
+        target_recall: float = 0.9,
+        min_fit: int = 20,
+        estimator: str = "gbr",
+        estimator_params: dict[str, Any] | None = None,
+        n_folds: int = 5,
+        seed: int = 0,
+        refit_every: int = 1,
+        objectives: Sequence[str] = DEFAULT_OBJECTIVES,
+        energy_bound: EnergyBound | dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if not 0 < target_recall < 1:
+            raise FilterError(f"target_recall must be in (0, 1), got {target_recall}")
+        if int(min_fit) < 2:
+            raise FilterError(f"min_fit must be at least 2, got {min_fit}")
+        if int(refit_every) < 1:
+            raise FilterError(f"refit_every must be at least 1, got {refit_every}")
+        self.target_recall = float(target_recall)
+        self.min_fit = int(min_fit)
+        self.estimator = estimator
+        self.estimator_params = dict(estimator_params or {})
+        self.n_folds = int(n_folds)
+        self.seed = int(seed)
+        self.refit_every = int(refit_every)
+        self.objectives = check_objectives(objectives)
+        if energy_bound is None:
+            energy_bound = ScaledBound()
+        elif isinstance(energy_bound, dict):
+            energy_bound = ScaledBound(**energy_bound)
+        if not callable(energy_bound):
+            raise FilterError("energy_bound must be callable (measurement -> optimistic figures)")
+        self.energy_bound = energy_bound
+        make_estimator(estimator, self.estimator_params, self.seed)  # validate early
+        self._model: CVPlusRegressor | None = None
+        self._n_at_fit = 0
+
+    # ----- options and state ----------------------------------------------------------------
+    def options(self) -> dict[str, Any]:
+        """The constructor options; a custom energy bound is recorded by name only."""
+        bound: Any
+        if isinstance(self.energy_bound, ScaledBound):
+            bound = self.energy_bound.to_dict()
+        else:
+            bound = None
+        return {
+            "target_recall": self.target_recall,
+            "min_fit": self.min_fit,
+            "estimator": self.estimator,
+            "estimator_params": self.estimator_params,
+            "n_folds": self.n_folds,
+            "seed": self.seed,
+            "refit_every": self.refit_every,
+            "objectives": list(self.objectives),
+            "energy_bound": bound,
+        }
+
+    def _state(self) -> dict[str, Any]:
+        custom = not isinstance(self.energy_bound, ScaledBound)
+        return {
+            "custom_energy_bound": getattr(self.energy_bound, "__qualname__", type(self.energy_bound).__name__)
+            if custom
+            else None,
+            "n_at_fit": self._n_at_fit if self._model is not None else None,
+        }
+
+    def _restore_state(self, state: dict[str, Any]) -> None:
+        name = state.get("custom_energy_bound")
+        if name and isinstance(self.energy_bound, ScaledBound):
+            raise FilterError(
+                f"this filter was saved with a custom energy bound ({name}); pass energy_bound= to load()"
+            )
+        n_at_fit = state.get("n_at_fit")
+        if n_at_fit:
+            self._fit_model(int(n_at_fit))
+
+    def _validate_observations(self) -> None:
+        n_extra_features(self._observations)
+
+    # ----- model --------------------------------------------------------------------------
+    def _fit_model(self, n: int) -> None:
+        obs = self._observations[:n]
+        model = CVPlusRegressor(self.estimator, self.estimator_params, self.n_folds, self.seed)
+        model.fit(feature_matrix(obs), np.array([o.accuracy for o in obs]))
+        self._model, self._n_at_fit = model, n
+        self._stale = False
+
+    def _ensure_model(self) -> CVPlusRegressor | None:
+        n = self.n_observed
+        if n < self.min_fit:
+            return None
+        if self._model is None or n - self._n_at_fit >= self.refit_every:
+            self._fit_model(n)
+        return self._model
+
+    def predict_accuracy(
+        self, measurement: Measurement, features: Sequence[float] | np.ndarray | None = None
+    ) -> AccuracyEstimate | None:
+        """The candidate's predicted accuracy and bounds, or ``None`` before ``min_fit``.
+
+        The bounds are one-sided at level ``target_recall`` each.
+        """
+        model = self._ensure_model()
+        if model is None:
+            return None
+        x = self._features_of(measurement, features)
+        iv = model.predict_interval(x[None, :], 1 - self.target_recall)
+        return AccuracyEstimate(float(iv.predicted[0]), float(iv.lower[0]), float(iv.upper[0]))
+
+    def _features_of(self, measurement: Measurement, features: Sequence[float] | np.ndarray | None) -> np.ndarray:
+        n_extra = n_extra_features(self._observations)
+        given = 0 if features is None else np.asarray(features).size
+        if given != n_extra:
+            raise FilterError(
+                f"the accuracy model uses {n_extra} extra features per candidate, got {given}; "
+                "pass the same features= layout as for the evaluated candidates"
+            )
+        return candidate_features(measurement, features)
+
+    # ----- deciding -----------------------------------------------------------------------
+    def _front_points(self, front: Any) -> np.ndarray:
+        if front is None:
+            return np.empty((0, len(self.objectives)))
+        if isinstance(front, ParetoFront):
+            want = tuple(OBJECTIVE_SENSES[o] for o in self.objectives)
+            if front.senses != want:
+                raise FilterError(
+                    f"the front's senses {front.senses} do not match the filter's objectives {self.objectives}"
+                )
+            return front.points
+        pts = np.asarray(front, dtype=float)
+        if pts.size == 0:
+            return np.empty((0, len(self.objectives)))
+        if pts.ndim != 2 or pts.shape[1] != len(self.objectives):
+            raise FilterError(
+                f"the front must have one column per objective {self.objectives}, got shape {pts.shape}"
+            )
+        return pts
+
+    def admit(
+        self,
+        measurement: Measurement,
+        front: Any = None,
+        *,
+        features: Sequence[float] | np.ndarray | None = None,
+    ) -> Decision:
+        """Skip the candidate only when its optimistic figures are dominated by ``front``.
+
+        Args:
+            measurement: the candidate's cheap default-clock measurement.
+            front: the current front (`ParetoFront` or rows in ``objectives`` order) of fully
+                evaluated candidates, scored as the search scores them.
+            features: the candidate's extra features, when the evaluated ones had them.
+        """
+        u = float(measurement.utilization)
+        base: dict[str, Any] = {
+            "mode": self.mode,
+            "utilization": u,
+            "n_observed": self.n_observed,
+            "expected_recall": self.target_recall,
+        }
+        if self.n_observed < self.min_fit:
+            return Decision(
+                admit=True,
+                reason=f"cold start: {self.n_observed} of {self.min_fit} evaluations needed to fit the accuracy model; admitted",
+                **base,
+            )
+        pred, lo, hi = self.predict_accuracy(measurement, features)  # type: ignore[misc]
+        opt = optimistic_figures(self.energy_bound, measurement)
+        figures = {
+            "accuracy_predicted": pred,
+            "accuracy_lower": lo,
+            "accuracy_upper": hi,
+            "throughput_img_per_s_upper": opt.throughput_img_per_s_upper,
+            "energy_j_per_img_lower": opt.energy_j_per_img_lower,
+            "objectives": self.objectives,
+        }
+        pts = self._front_points(front)
+        if len(pts) == 0:
+            return Decision(admit=True, reason="the front is empty; admitted", **base, **figures)
+        values = {"accuracy": hi, "throughput": opt.throughput_img_per_s_upper, "energy": opt.energy_j_per_img_lower}
+        point = np.array([values[o] for o in self.objectives])
+        if np.isnan(point).any():
+            missing = [o for o, v in zip(self.objectives, point) if math.isnan(v)]
+            return Decision(admit=True, reason=f"{', '.join(missing)} unknown; admitted", **base, **figures)
+        if math.isinf(hi):
+            return Decision(
+                admit=True,
+                reason=f"too few evaluations ({self.n_observed}) to bound accuracy at level {self.target_recall}; admitted",
+                **base,
+                **figures,
+            )
+        senses = [OBJECTIVE_SENSES[o] for o in self.objectives]
+        idx = dominating_index(point, pts, senses)
+        described = ", ".join(f"{o} {v:.4g}" for o, v in zip(self.objectives, point))
+        if idx is None:
+            return Decision(
+                admit=True,
+                reason=f"optimistic figures ({described}) are not dominated by the front; admitted",
+                **base,
+                **figures,
+            )
+        dom = tuple(float(v) for v in pts[idx])
+        dom_s = ", ".join(f"{o} {v:.4g}" for o, v in zip(self.objectives, dom))
+        return Decision(
+            admit=False,
+            reason=f"even optimistic figures ({described}) are dominated by front point ({dom_s}); skipped",
+            dominating_point=dom,
+            **base,
+            **figures,
+        )

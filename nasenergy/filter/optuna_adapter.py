@@ -1,0 +1,202 @@
+"""Using a utilization filter inside an Optuna study.
+
+A filtered candidate ends as a PRUNED trial whose cheap figures and decision are kept as user
+attributes. Optuna's pruners are for single-objective studies only, so the filter prunes by
+raising `optuna.TrialPruned` inside the objective (`filter_trial`, `FilteredObjective`) or, in
+ask-and-tell loops, by telling the study the trial was pruned (`apply_decision`).
+
+The budget counts full evaluations only: run ``study.optimize(..., n_trials=cap,
+callbacks=[CompleteTrialBudget(budget)])``; the callback stops the study once ``budget`` trials
+are COMPLETE, and ``cap`` bounds the total number of trials, pruned ones included.
+
+Optuna is imported lazily, when these helpers run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nasenergy.filter.base import UtilizationFilter
+from nasenergy.filter.records import DEFAULT_OBJECTIVES, OBJECTIVE_SENSES, Decision, FilterError
+from nasenergy.measurement import Measurement
+from nasenergy.pareto import Objective, ParetoFront
+
+DECISION_ATTR_PREFIX = "filter_"
+"""Prefix of the user attributes that hold a decision's fields (``filter_admit``, ...)."""
+
+MEASUREMENT_ATTR = "measurement"
+"""User attribute holding the whole cheap measurement (`Measurement.to_dict`)."""
+
+_FLAT_MEASUREMENT_ATTRS = ("utilization", "throughput_img_per_s", "energy_j_per_img", "flops_per_img", "params")
+
+
+def record_decision(trial: Any, decision: Decision, measurement: Measurement | None = None) -> Decision:
+    """Store a decision (and the measurement behind it) as the trial's user attributes.
+
+    Decision fields go to ``filter_<field>`` (``None`` fields are left out); the measurement goes
+    to ``measurement`` as a dict, and its utilization, throughput, energy, FLOPs and params also
+    to flat attributes of the same names.
+
+    Returns:
+        ``decision``, unchanged.
+    """
+    for key, value in decision.to_dict().items():
+        if value is not None:
+            trial.set_user_attr(DECISION_ATTR_PREFIX + key, value)
+    if measurement is not None:
+        d = measurement.to_dict()
+        trial.set_user_attr(MEASUREMENT_ATTR, {k: _json_safe(v) for k, v in d.items()})
+        for key in _FLAT_MEASUREMENT_ATTRS:
+            if _json_safe(d[key]) is not None:
+                trial.set_user_attr(key, d[key])
+    return decision
+
+
+def _json_safe(v: Any) -> Any:
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def filter_trial(trial: Any, decision: Decision, measurement: Measurement | None = None) -> None:
+    """Inside an objective: record the decision, then raise `optuna.TrialPruned` if it skips.
+
+    ``study.optimize`` turns the exception into a PRUNED trial; its user attributes stay.
+    """
+    import optuna
+
+    record_decision(trial, decision, measurement)
+    if not decision.admit:
+        raise optuna.TrialPruned(decision.reason)
+
+
+def apply_decision(study: Any, trial: Any, decision: Decision, measurement: Measurement | None = None) -> bool:
+    """In an ask-and-tell loop: record the decision; if it skips, tell the study the trial was pruned.
+
+    Returns:
+        ``True`` when the candidate was admitted (evaluate it and ``study.tell`` its values),
+        ``False`` when the trial has been finished as PRUNED.
+    """
+    from optuna.trial import TrialState
+
+    record_decision(trial, decision, measurement)
+    if not decision.admit:
+        study.tell(trial, state=TrialState.PRUNED)
+    return decision.admit
+
+
+class CompleteTrialBudget:
+    """An ``optimize`` callback that stops the study once ``n_complete`` trials are COMPLETE.
+
+    Args:
+        n_complete: the budget of full evaluations (pruned and failed trials do not count).
+    """
+
+    def __init__(self, n_complete: int) -> None:
+        if int(n_complete) < 1:
+            raise FilterError(f"the budget must be at least 1 full evaluation, got {n_complete}")
+        self.n_complete = int(n_complete)
+
+    def __call__(self, study: Any, trial: Any) -> None:
+        from optuna.trial import TrialState
+
+        done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        if done >= self.n_complete:
+            study.stop()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What a proposal step hands to `FilteredObjective`.
+
+    Attributes:
+        measurement: the candidate's cheap measurement.
+        features: optional extra features for the filter (same layout for every candidate).
+        payload: anything the evaluation step needs (e.g. the network).
+    """
+
+    measurement: Measurement
+    features: Sequence[float] | None = None
+    payload: Any = None
+
+
+class FilteredObjective:
+    """An Optuna objective that measures cheaply, filters, and fully evaluates only admitted candidates.
+
+    For each trial: ``propose(trial)`` builds and measures a `Candidate`; the filter decides
+    against the front of completed trials; a skipped trial ends PRUNED (figures kept); an admitted
+    one is evaluated by ``evaluate(trial, candidate)``, which returns the accuracy (throughput and
+    energy are then the measurement's) or the full objective vector in ``objectives`` order (e.g.
+    figures at the energy-optimal clock). The filter observes each evaluation and the front is
+    updated. Use with ``optuna.create_study(directions=objective.directions)`` and one worker
+    (``n_jobs=1``).
+
+    Args:
+        flt: the filter.
+        propose: trial → `Candidate`.
+        evaluate: (trial, candidate) → accuracy or objective vector.
+        front: a front to start from (e.g. when resuming); default empty.
+    """
+
+    def __init__(
+        self,
+        flt: UtilizationFilter,
+        propose: Callable[[Any], Candidate],
+        evaluate: Callable[[Any, Candidate], float | Sequence[float]],
+        *,
+        front: ParetoFront | None = None,
+    ) -> None:
+        self.filter = flt
+        self.propose = propose
+        self.evaluate = evaluate
+        self.objectives: tuple[str, ...] = tuple(getattr(flt, "objectives", DEFAULT_OBJECTIVES))
+        senses = [Objective(o, OBJECTIVE_SENSES[o]) for o in self.objectives]
+        self.front = front if front is not None else ParetoFront(senses)
+        if self.front.senses != tuple(o.sense for o in senses):
+            raise FilterError(f"the front's senses {self.front.senses} do not match objectives {self.objectives}")
+
+    @property
+    def directions(self) -> list[str]:
+        """Study directions matching the returned values."""
+        return [OBJECTIVE_SENSES[o] for o in self.objectives]
+
+    def __call__(self, trial: Any) -> tuple[float, ...]:
+        cand = self.propose(trial)
+        if not isinstance(cand, Candidate):
+            raise FilterError("propose() must return a nasenergy.filter.Candidate")
+        decision = self.filter.admit(cand.measurement, self.front, features=cand.features)
+        filter_trial(trial, decision, cand.measurement)
+        result = self.evaluate(trial, cand)
+        values = self._objective_vector(result, cand.measurement)
+        by_name = dict(zip(self.objectives, values))
+        self.filter.observe(
+            cand.measurement,
+            by_name["accuracy"],
+            features=cand.features,
+            throughput_img_per_s=by_name.get("throughput"),
+            energy_j_per_img=by_name.get("energy"),
+        )
+        self.front.add(values, key=trial.number)
+        return tuple(values)
+
+    def _objective_vector(self, result: float | Sequence[float], m: Measurement) -> list[float]:
+        if np.ndim(result) == 0:
+            figures = {
+                "accuracy": float(result),  # type: ignore[arg-type]
+                "throughput": m.throughput_img_per_s,
+                "energy": math.nan if m.energy_j_per_img is None else m.energy_j_per_img,
+            }
+            values = [float(figures[o]) for o in self.objectives]
+        else:
+            values = [float(v) for v in result]  # type: ignore[union-attr]
+            if len(values) != len(self.objectives):
+                raise FilterError(f"evaluate() returned {len(values)} values for objectives {self.objectives}")
+        bad = [o for o, v in zip(self.objectives, values) if not math.isfinite(v)]
+        if bad:
+            raise FilterError(
+                f"objective(s) {', '.join(bad)} unavailable for trial values; leave them out of the filter's objectives"
+            )
+        return values

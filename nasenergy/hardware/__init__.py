@@ -1,0 +1,42 @@
+"""Measuring networks on hardware: NVML access, meters (CUDA, CPU, recorded) and their helpers.
+
+Public names (imported lazily, so importing this package is cheap and needs neither torch nor a
+GPU): `Meter`, `MeterError`, `CudaMeter`, `CpuMeter`, `RecordedMeter`, `NotRecordedError`,
+`select_meter`, `count_model`, `ModelCount`, `open_device`, `NvmlDevice` and the `NvmlError`
+family. Fakes for tests are in `nasenergy.testing`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Meter": "meter",
+    "MeterError": "meter",
+    "RepeatStats": "meter",
+    "CudaMeter": "cuda_meter",
+    "CpuMeter": "cpu_meter",
+    "RecordedMeter": "recorded",
+    "NotRecordedError": "recorded",
+    "select_meter": "select",
+    "count_model": "flops",
+    "ModelCount": "flops",
+    "open_device": "nvml",
+    "NvmlDevice": "nvml",
+    "NvmlError": "nvml",
+    "NvmlUnavailable": "nvml",
+    "NvmlNotSupported": "nvml",
+    "NvmlNoPermission": "nvml",
+    "NvmlNotFound": "nvml",
+    "NvmlInvalidArgument": "nvml",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,167 @@
+"""`FakeMeter`: a deterministic `Meter` with synthetic figures (public via ``nasenergy.testing``).
+
+Its figures are computed, never measured: ``device_name="fake"`` and ``source="modelled"``. For a
+network with ``F`` FLOPs per image (counted for real, by `count_model`, or taken from
+``space.count`` in `FakeMeter.measure_arch`) at batch size ``b`` and precision ``p``:
+
+* efficiency ``eff = F / (F + half_efficiency_flops)`` (bigger networks use the device better);
+* seconds per batch ``t = overhead_s_per_batch + b * F / (peak[p] * eff)``;
+* throughput ``b / t``, times ``exp(noise)`` with ``noise ~ Normal(0, noise_cv)`` drawn from a
+  generator seeded by ``(seed, F, params, b, p)`` (so a network always gets the same figures);
+* utilization ``F * throughput / peak[p]``;
+* board power ``idle_power_w + (max_power_w - idle_power_w) * sqrt(utilization)``;
+* energy per image ``power / throughput`` (basis ``total``).
+
+``overrides`` maps a key (an architecture string in `measure_arch`; ``key(model)`` in `measure`)
+to field values that replace the computed ones; utilization, latency and power are then
+recomputed from the overridden throughput and energy unless they are overridden too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
+
+from nasenergy.hardware.flops import ModelCount, count_model
+from nasenergy.hardware.meter import check_request
+from nasenergy.measurement import Measurement
+
+if TYPE_CHECKING:
+    import torch
+
+#: Default synthetic peaks: the H200 SXM datasheet dense figures, FLOP/s.
+_DEFAULT_PEAKS = {"fp32": 67.0e12, "tf32": 494.7e12, "fp16": 989.4e12, "bf16": 989.4e12}
+
+
+@dataclass
+class FakeMeter:
+    """A deterministic synthetic meter; see the module docstring for the formula.
+
+    Attributes:
+        peak_flops_per_s: peak per precision, FLOP/s.
+        idle_power_w: idle board power, watts.
+        max_power_w: board power at utilization 1, watts.
+        overhead_s_per_batch: fixed seconds per forward pass.
+        half_efficiency_flops: FLOPs per image at which efficiency is one half.
+        noise_cv: relative spread of the synthetic throughput noise (0: none).
+        seed: seeds the noise.
+        sm_clock_mhz: the SM clock reported.
+        overrides: key -> {Measurement field: value}.
+        key: maps a model to its `overrides` key in `measure` (default: no overrides).
+        cost_s: reported ``measure_cost_s``; ``None`` reports the real (tiny) wall time.
+        n_calls: how many measurements were made (for tests of caching and budgets).
+    """
+
+    peak_flops_per_s: Mapping[str, float] = field(default_factory=lambda: dict(_DEFAULT_PEAKS))
+    idle_power_w: float = 84.0
+    max_power_w: float = 700.0
+    overhead_s_per_batch: float = 20e-6
+    half_efficiency_flops: float = 50e6
+    noise_cv: float = 0.0
+    seed: int = 0
+    sm_clock_mhz: float = 1980.0
+    overrides: Mapping[Hashable, Mapping[str, Any]] = field(default_factory=dict)
+    key: Callable[["torch.nn.Module"], Hashable] | None = None
+    cost_s: float | None = None
+    n_calls: int = 0
+    device_name: str = "fake"
+
+    def measure(
+        self,
+        model: "torch.nn.Module",
+        input_shape: Sequence[int],
+        *,
+        batch_size: int,
+        precision: str,
+        channels_last: bool | None = None,
+    ) -> Measurement:
+        """Synthetic measurement of `model` (its FLOPs are really counted); see module docstring."""
+        t0 = time.perf_counter()
+        shape = check_request(input_shape, batch_size, precision)
+        count = count_model(model, shape)
+        key = self.key(model) if self.key is not None else None
+        return self._make(count, shape, batch_size, precision, key, t0)
+
+    def measure_arch(self, arch: Any, *, precision: str, batch_size: int, space: Any = None,
+                     dataset: str = "cifar10") -> Measurement:
+        """Synthetic measurement of a search-space architecture without building it.
+
+        Args:
+            arch: an architecture of `space` (or its string).
+            precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
+            batch_size: images per forward pass.
+            space: the search space (default: ``search_spaces.get_space("tss")``).
+            dataset: sets the input shape and class count.
+        """
+        t0 = time.perf_counter()
+        if space is None:
+            from search_spaces import get_space
+            space = get_space("tss")
+        if isinstance(arch, str):
+            arch = space.parse(arch)
+        shape = check_request(space.input_shape(dataset), batch_size, precision)
+        cost = space.count(arch, dataset)
+        count = ModelCount(flops_per_img=float(cost.flops), macs_per_img=float(cost.macs),
+                           params=int(cost.params))
+        return self._make(count, shape, batch_size, precision, str(arch), t0)
+
+    def _noise(self, count: ModelCount, batch_size: int, precision: str) -> float:
+        if self.noise_cv <= 0:
+            return 1.0
+        import numpy as np
+
+        digest = hashlib.sha256(
+            f"{self.seed}|{count.flops_per_img!r}|{count.params}|{batch_size}|{precision}".encode()
+        ).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        return math.exp(rng.normal(0.0, self.noise_cv))
+
+    def _make(self, count: ModelCount, shape: tuple[int, ...], batch_size: int, precision: str,
+              key: Hashable, t0: float) -> Measurement:
+        self.n_calls += 1
+        peak = float(self.peak_flops_per_s[precision])
+        flops = count.flops_per_img
+        eff = flops / (flops + self.half_efficiency_flops) if flops > 0 else 1.0
+        t_batch = self.overhead_s_per_batch + batch_size * flops / (peak * eff)
+        throughput = batch_size / t_batch * self._noise(count, batch_size, precision)
+        over = dict(self.overrides.get(key, {})) if key is not None else {}
+        throughput = float(over.get("throughput_img_per_s", throughput))
+        util = float(over.get("utilization", Measurement.utilization_of(flops, throughput, peak)))
+        power = self.idle_power_w + (self.max_power_w - self.idle_power_w) * math.sqrt(
+            max(0.0, min(1.0, util)))
+        energy = over.get("energy_j_per_img", power / throughput)
+        if "energy_j_per_img" in over and "avg_power_w" not in over and energy is not None:
+            power = float(energy) * throughput
+        fields: dict[str, Any] = dict(
+            device_name=self.device_name,
+            precision=precision,
+            batch_size=batch_size,
+            input_shape=shape,
+            throughput_img_per_s=throughput,
+            latency_ms_per_batch=1000.0 * batch_size / throughput,
+            macs_per_img=count.macs_per_img,
+            flops_per_img=flops,
+            params=count.params,
+            peak_flops_per_s=peak,
+            peak_source="datasheet",
+            utilization=util,
+            energy_j_per_img=energy,
+            energy_basis="total" if energy is not None else "unavailable",
+            avg_power_w=power if energy is not None else None,
+            idle_power_w=self.idle_power_w,
+            sm_clock_mhz=self.sm_clock_mhz,
+            n_repeats=5,
+            throughput_cv=self.noise_cv,
+            energy_cv=self.noise_cv if energy is not None else None,
+            measure_cost_s=self.cost_s if self.cost_s is not None else time.perf_counter() - t0,
+            source="modelled",
+        )
+        unknown = set(over) - {f.name for f in dataclasses.fields(Measurement)}
+        if unknown:
+            raise ValueError(f"FakeMeter overrides name unknown Measurement fields: {sorted(unknown)}")
+        fields.update({k: v for k, v in over.items() if k not in ("throughput_img_per_s",)})
+        return Measurement(**fields)

@@ -1,0 +1,355 @@
+"""`CudaMeter`: throughput, utilization and energy per image of a network on an NVIDIA GPU.
+
+How one measurement runs (`CudaMeter.measure`):
+
+1. FLOPs per image are counted by `count_model` (on the GPU copy; cached per model object).
+2. A copy of the model is moved to the GPU and cast to the precision (``fp16``/``bf16`` cast the
+   weights and input; ``tf32``/``fp32`` set PyTorch's TF32 flags on/off inside a context);
+   channels-last memory is used for convolutional networks in fp16/bf16 unless told otherwise.
+3. One forward pass on a fixed random batch is captured as a CUDA graph (cuts launch overhead;
+   eager execution is used if capture fails) and warmed up.
+4. Throughput: ``n_repeats`` timed repeats of back-to-back replays, each lasting at least
+   ``min_repeat_s`` by CUDA events; medians and CV.
+5. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
+   counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
+   are cut at counter updates (see `nasenergy.hardware.energy_window`). GPUs without the counter
+   integrate sampled power instead. Idle power is measured once, on the idle GPU, at the first
+   measurement with energy.
+6. Utilization is relative to the peak of the chosen source (``measured``: a large matrix
+   product at this precision and SM clock, cached; ``datasheet``).
+
+The GPU's clocks and settings are only read, never changed.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import math
+import statistics
+import time
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from nasenergy.errors import UsageError
+from nasenergy.hardware.energy_window import (
+    CounterSource,
+    EnergySource,
+    PowerSampler,
+    idle_power_w,
+    run_energy_windows,
+    window_energies,
+)
+from nasenergy.hardware.flops import count_model
+from nasenergy.hardware.meter import MeterError, check_request, repeat_stats
+from nasenergy.hardware.nvml import NvmlDevice, NvmlError, device_count, load_nvml, open_device
+from nasenergy.hardware.peaks import (
+    PEAK_SOURCES,
+    PeakCache,
+    PeakKey,
+    default_peak_cache,
+    measure_matmul_peak_flops,
+    resolve_peak,
+)
+from nasenergy.hardware.precision import dtype_of, has_conv, precision_flags
+from nasenergy.measurement import PRECISIONS, Measurement
+
+if TYPE_CHECKING:
+    import torch
+
+ENERGY_BASES = ("total", "above_idle")
+
+
+class _StreamWorkload:
+    """Keeps a short backlog of forward passes queued on the current CUDA stream."""
+
+    def __init__(self, step: Callable[[], Any], images_per_step: int, backlog_steps: int) -> None:
+        import torch
+
+        self._torch = torch
+        self._step = step
+        self._images = images_per_step
+        self._backlog = backlog_steps
+        self._pending: collections.deque[Any] = collections.deque()
+        self._enqueued = 0
+
+    def keep_busy(self) -> None:
+        pending = self._pending
+        while pending and pending[0].query():
+            pending.popleft()
+        while len(pending) < self._backlog:
+            self._step()
+            event = self._torch.cuda.Event()
+            event.record()
+            pending.append(event)
+            self._enqueued += 1
+
+    def mark(self) -> tuple[Any, int]:
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event, self._enqueued
+
+    def between(self, start: tuple[Any, int], end: tuple[Any, int]) -> tuple[int, float]:
+        end[0].synchronize()
+        return (end[1] - start[1]) * self._images, start[0].elapsed_time(end[0]) / 1000.0
+
+
+def _nvml_for_cuda_device(index: int, nvml: Any) -> NvmlDevice:
+    """The NVML device of CUDA device `index`, matched by UUID where possible."""
+    import torch
+
+    lib = load_nvml(nvml)
+    uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
+    if uuid is not None:
+        want = str(uuid).lower()
+        for j in range(device_count(lib)):
+            dev = open_device(j, lib)
+            if dev.uuid.lower().endswith(want):
+                return dev
+            dev.close()
+    return open_device(index, lib)
+
+
+class CudaMeter:
+    """Measures networks on one CUDA GPU; see the module docstring for the method.
+
+    Args:
+        device_index: the CUDA device index.
+        peak: utilization denominator, ``measured`` or ``datasheet``.
+        peak_cache: a `PeakCache` or a JSON path for one (default: one in-memory cache shared by
+            this process).
+        measure_energy: measure energy per image (False: throughput only, energy ``None``).
+        energy_basis: ``total`` board energy or ``above_idle`` (idle power subtracted).
+        n_repeats: timed throughput repeats.
+        min_repeat_s: least GPU seconds per throughput repeat.
+        energy_repeats: consecutive energy windows.
+        energy_window_s: least seconds per energy window.
+        energy_warmup_s: seconds of continuous running before the first energy window.
+        cuda_graphs: capture the forward pass as a CUDA graph.
+        cudnn_benchmark: let cuDNN pick the fastest convolution algorithms.
+        idle_power_w: idle board power to use instead of measuring it, watts.
+        nvml: an NVML binding to use instead of ``pynvml`` (e.g. a fake).
+    """
+
+    precisions: tuple[str, ...] = PRECISIONS
+
+    def __init__(
+        self,
+        device_index: int = 0,
+        *,
+        peak: str = "measured",
+        peak_cache: PeakCache | str | None = None,
+        measure_energy: bool = True,
+        energy_basis: str = "total",
+        n_repeats: int = 5,
+        min_repeat_s: float = 0.01,
+        energy_repeats: int = 3,
+        energy_window_s: float = 0.3,
+        energy_warmup_s: float = 0.1,
+        cuda_graphs: bool = True,
+        cudnn_benchmark: bool = True,
+        idle_power_w: float | None = None,
+        nvml: Any = None,
+    ) -> None:
+        import torch
+
+        if peak not in PEAK_SOURCES:
+            raise UsageError(f"unknown peak source {peak!r}; choose from {', '.join(PEAK_SOURCES)}")
+        if energy_basis not in ENERGY_BASES:
+            raise UsageError(f"unknown energy basis {energy_basis!r}; choose from {', '.join(ENERGY_BASES)}")
+        if n_repeats < 1 or energy_repeats < 1 or min_repeat_s <= 0 or energy_window_s <= 0:
+            raise UsageError("repeats must be >= 1 and durations positive")
+        if not torch.cuda.is_available():
+            raise UsageError("no CUDA GPU is available on this machine")
+        if not 0 <= device_index < torch.cuda.device_count():
+            raise UsageError(f"no CUDA device {device_index}: {torch.cuda.device_count()} present")
+        self.device = torch.device("cuda", device_index)
+        self.peak = peak
+        self.peak_cache = default_peak_cache(peak_cache)
+        self.measure_energy = measure_energy
+        self.energy_basis = energy_basis
+        self.n_repeats = n_repeats
+        self.min_repeat_s = min_repeat_s
+        self.energy_repeats = energy_repeats
+        self.energy_window_s = energy_window_s
+        self.energy_warmup_s = energy_warmup_s
+        self.cuda_graphs = cuda_graphs
+        self.cudnn_benchmark = cudnn_benchmark
+        self._idle_w = idle_power_w
+        self.nvml_error: str | None = None
+        self.nvml_device: NvmlDevice | None = None
+        try:
+            self.nvml_device = _nvml_for_cuda_device(device_index, nvml)
+        except NvmlError as exc:
+            self.nvml_error = str(exc)
+        self.device_name = (self.nvml_device.name if self.nvml_device is not None
+                            else torch.cuda.get_device_name(self.device))
+        self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
+        self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
+
+    # ----------------------------------------------------------------------------- helpers
+    def _energy_source(self) -> EnergySource | None:
+        dev = self.nvml_device
+        if dev is None:
+            return None
+        return CounterSource(dev.total_energy_mj) if self.has_energy_counter else PowerSampler(dev.power_w)
+
+    def idle_power_w(self) -> float | None:
+        """Board power of the idle GPU, watts (measured once, on first use); ``None`` without NVML."""
+        if self._idle_w is None:
+            source = self._energy_source()
+            if source is None:
+                return None
+            import torch
+
+            torch.cuda.synchronize(self.device)
+            self._idle_w = idle_power_w(source, time.perf_counter)
+        return self._idle_w
+
+    def _sm_clock(self) -> float | None:
+        if self.nvml_device is None:
+            return None
+        try:
+            return float(self.nvml_device.sm_clock_mhz())
+        except NvmlError:
+            return None
+
+    def peak_flops(self, precision: str, sm_clock_mhz: float | None) -> tuple[float, str]:
+        """Peak FLOP/s at `precision` and SM clock and its source (measured once, then cached)."""
+        key = PeakKey(self.device_name, precision, sm_clock_mhz)
+        p = resolve_peak(self.peak, key, self.peak_cache,
+                         lambda: measure_matmul_peak_flops(str(self.device), precision))
+        return p.flops_per_s, p.source
+
+    def _make_step(self, net: "torch.nn.Module", x: "torch.Tensor") -> tuple[Callable[[], Any], Any]:
+        """A callable running one forward pass (a CUDA graph replay where capture works)."""
+        import torch
+
+        if self.cuda_graphs:
+            try:
+                side = torch.cuda.Stream(self.device)
+                side.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        net(x)
+                torch.cuda.current_stream(self.device).wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    out = net(x)
+                graph.replay()
+                return graph.replay, (graph, out)
+            except Exception:  # capture unsupported by some op: fall back to eager execution
+                torch.cuda.synchronize(self.device)
+        for _ in range(3):
+            net(x)
+        return (lambda: net(x)), None
+
+    def _time_steps(self, step: Callable[[], Any], steps: int,
+                    clocks: list[float] | None = None) -> float:
+        import torch
+
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(steps):
+            step()
+        end.record()
+        if clocks is not None:
+            clock = self._sm_clock()
+            if clock is not None:
+                clocks.append(clock)
+        end.synchronize()
+        return start.elapsed_time(end) / 1000.0
+
+    # ----------------------------------------------------------------------------- measure
+    def measure(
+        self,
+        model: "torch.nn.Module",
+        input_shape: Sequence[int],
+        *,
+        batch_size: int,
+        precision: str,
+        channels_last: bool | None = None,
+    ) -> Measurement:
+        """Measure `model` (not modified) on batches of `batch_size` images of `input_shape`."""
+        import torch
+
+        t_start = time.perf_counter()
+        shape = check_request(input_shape, batch_size, precision)
+        idle_w = self.idle_power_w() if self.measure_energy else None
+        dtype = dtype_of(precision)
+        if channels_last is None:
+            channels_last = dtype in (torch.float16, torch.bfloat16) and has_conv(model)
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        clocks: list[float] = []
+        try:
+            with precision_flags(precision, cudnn_benchmark=self.cudnn_benchmark), \
+                    torch.inference_mode():
+                net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
+                count = count_model(model, shape, run_on=net)
+                gen = torch.Generator(device=self.device).manual_seed(0)
+                x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
+                                dtype=dtype).contiguous(memory_format=fmt)
+                step, keep = self._make_step(net, x)
+                one_s = max(self._time_steps(step, 2) / 2, 1e-6)
+                steps = max(1, math.ceil(self.min_repeat_s / one_s))
+                times = [self._time_steps(step, steps, clocks) for _ in range(self.n_repeats)]
+                windows = None
+                source = self._energy_source() if self.measure_energy else None
+                if source is not None:
+                    backlog = min(1000, max(2, math.ceil(0.02 / one_s)))
+                    workload = _StreamWorkload(step, batch_size, backlog)
+
+                    def on_edge() -> None:
+                        clock = self._sm_clock()
+                        if clock is not None:
+                            clocks.append(clock)
+
+                    windows = run_energy_windows(
+                        source, workload, time.perf_counter, n_windows=self.energy_repeats,
+                        min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
+                        on_edge=on_edge)
+                torch.cuda.synchronize(self.device)
+                del step, keep, net, x
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            raise MeterError(
+                f"out of GPU memory at batch size {batch_size}; try a smaller batch size"
+            ) from None
+        tput = repeat_stats([batch_size * steps / t for t in times])
+        sm_clock = statistics.median(clocks) if clocks else None
+        peak, peak_source = self.peak_flops(precision, sm_clock)
+        energy_j = energy_cv = avg_power = None
+        basis = "unavailable"
+        if windows:
+            above = idle_w if self.energy_basis == "above_idle" else None
+            e = repeat_stats(window_energies(windows, above))
+            energy_j, energy_cv, basis = e.median, e.cv, self.energy_basis
+            avg_power = statistics.median(w.avg_power_w for w in windows)
+        return Measurement(
+            device_name=self.device_name,
+            precision=precision,
+            batch_size=batch_size,
+            input_shape=shape,
+            throughput_img_per_s=tput.median,
+            latency_ms_per_batch=1000.0 * batch_size / tput.median,
+            macs_per_img=count.macs_per_img,
+            flops_per_img=count.flops_per_img,
+            params=count.params,
+            peak_flops_per_s=peak,
+            peak_source=peak_source,
+            utilization=Measurement.utilization_of(count.flops_per_img, tput.median, peak),
+            energy_j_per_img=energy_j,
+            energy_basis=basis,
+            avg_power_w=avg_power,
+            idle_power_w=idle_w,
+            sm_clock_mhz=sm_clock,
+            n_repeats=self.n_repeats,
+            throughput_cv=tput.cv,
+            energy_cv=energy_cv,
+            measure_cost_s=time.perf_counter() - t_start,
+            source="measured",
+        )
+
+    def close(self) -> None:
+        """Release the NVML session (clocks are never changed by this meter)."""
+        if self.nvml_device is not None:
+            self.nvml_device.close()

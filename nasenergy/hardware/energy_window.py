@@ -1,0 +1,217 @@
+"""Energy per image from tick-aligned windows of continuous inference.
+
+NVML's total-energy counter (and its power reading) on recent data-centre GPUs changes only every
+~100 ms. A window that starts and ends at arbitrary times therefore sees the energy of a whole
+number of ticks while its host timestamps cover a fractional number: with a 0.3 s window the
+error is up to a third. This module avoids that:
+
+1. the device runs the network *continuously* (the workload keeps work queued ahead);
+2. the host polls the counter in a tight loop and notes the host time of each change;
+3. a window runs from one observed change to a later one, at least ``min_window_s`` apart, so
+   the counter difference is the energy of exactly the interval between the two updates, and the
+   host timestamps of the two changes measure that interval (each to within one poll);
+4. at each window edge a marker is placed in the device's work stream; the images and device
+   seconds between two markers give the throughput over the same steady run;
+5. energy per image = (energy / interval) / throughput = mean power / throughput.
+
+For devices without the counter, `PowerSampler` integrates the sampled power over host time
+instead (less accurate: the power reading is itself updated on ticks and may be averaged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from nasenergy.errors import NasEnergyError
+
+
+class EnergyWindowError(NasEnergyError):
+    """No energy window could be completed (e.g. the counter never changed)."""
+
+
+class Workload(Protocol):
+    """Work the device runs continuously while the host polls the energy source."""
+
+    def keep_busy(self) -> None:
+        """Queue more work if less than a short backlog is queued; must return quickly."""
+        ...
+
+    def mark(self) -> Any:
+        """Place a marker after the work queued so far; returns an opaque marker."""
+        ...
+
+    def between(self, start: Any, end: Any) -> tuple[int, float]:
+        """Images completed and device seconds elapsed between two markers (may block)."""
+        ...
+
+
+class EnergySource(Protocol):
+    """A cumulative energy reading polled by `run_energy_windows`."""
+
+    def poll(self, t_s: float) -> bool:
+        """Take a reading at host time `t_s`; True if this reading can bound a window."""
+        ...
+
+    def energy_j(self) -> float:
+        """Cumulative energy at the last reading, joules (any fixed origin)."""
+        ...
+
+
+class CounterSource:
+    """The NVML total-energy counter (mJ): a window may only start or end where it changed."""
+
+    def __init__(self, read_energy_mj: Callable[[], int]) -> None:
+        self._read = read_energy_mj
+        self._last: int | None = None
+
+    def poll(self, t_s: float) -> bool:
+        value = self._read()
+        changed = self._last is not None and value != self._last
+        self._last = value
+        return changed
+
+    def energy_j(self) -> float:
+        if self._last is None:
+            raise EnergyWindowError("the energy counter was never read")
+        return self._last / 1000.0
+
+
+class PowerSampler:
+    """Integrates sampled power (W) over host time: the fallback without an energy counter.
+
+    Each reading's power is held until the next reading (left Riemann sum), so the integral up to
+    the latest reading is exact for piecewise-constant power sampled often. Any reading can bound
+    a window.
+    """
+
+    def __init__(self, read_power_w: Callable[[], float]) -> None:
+        self._read = read_power_w
+        self._t: float | None = None
+        self._p = 0.0
+        self._e = 0.0
+
+    def poll(self, t_s: float) -> bool:
+        if self._t is not None:
+            self._e += self._p * (t_s - self._t)
+        self._t = t_s
+        self._p = float(self._read())
+        return True
+
+    def energy_j(self) -> float:
+        return self._e
+
+
+@dataclass(frozen=True)
+class EnergyWindow:
+    """One window of continuous inference.
+
+    Attributes:
+        energy_j: energy between the two edges, joules.
+        host_s: host seconds between the two edges.
+        images: images completed between the two work-stream markers.
+        device_s: device seconds between the two markers.
+        avg_power_w: ``energy_j / host_s``.
+        throughput_img_per_s: ``images / device_s``.
+        energy_j_per_img: ``avg_power_w / throughput_img_per_s``.
+    """
+
+    energy_j: float
+    host_s: float
+    images: int
+    device_s: float
+
+    @property
+    def avg_power_w(self) -> float:
+        return self.energy_j / self.host_s
+
+    @property
+    def throughput_img_per_s(self) -> float:
+        return self.images / self.device_s
+
+    @property
+    def energy_j_per_img(self) -> float:
+        return self.avg_power_w / self.throughput_img_per_s
+
+
+def run_energy_windows(
+    source: EnergySource,
+    workload: Workload,
+    now: Callable[[], float],
+    *,
+    n_windows: int,
+    min_window_s: float,
+    warmup_s: float = 0.0,
+    timeout_s: float = 30.0,
+    on_edge: Callable[[], None] | None = None,
+) -> list[EnergyWindow]:
+    """Run `workload` continuously and cut `n_windows` consecutive energy windows.
+
+    Args:
+        source: the energy reading (`CounterSource` or `PowerSampler`).
+        workload: keeps the device busy and places markers.
+        now: host clock, seconds.
+        n_windows: number of consecutive windows (repeats).
+        min_window_s: a window ends at the first usable reading at least this long after its start.
+        warmup_s: seconds of continuous work before the first window may start.
+        timeout_s: give up (`EnergyWindowError`) when the windows are not done after this long.
+        on_edge: called at every window edge (e.g. to sample the SM clock).
+
+    Returns:
+        The windows, in order.
+    """
+    if n_windows < 1 or min_window_s <= 0:
+        raise ValueError("need n_windows >= 1 and min_window_s > 0")
+    start = now()
+    deadline = start + warmup_s + timeout_s
+    t = start
+    while t - start < warmup_s:
+        workload.keep_busy()
+        source.poll(t)
+        t = now()
+    edges: list[tuple[float, float, Any]] = []
+    while len(edges) < n_windows + 1:
+        workload.keep_busy()
+        t = now()
+        usable = source.poll(t)
+        if usable and (not edges or t - edges[-1][0] >= min_window_s):
+            edges.append((t, source.energy_j(), workload.mark()))
+            if on_edge is not None:
+                on_edge()
+        elif t > deadline:
+            raise EnergyWindowError(
+                f"energy windows not complete after {timeout_s:.0f} s "
+                f"({max(0, len(edges) - 1)} of {n_windows}); is the energy reading updating?"
+            )
+    windows = []
+    for (t0, e0, m0), (t1, e1, m1) in zip(edges, edges[1:]):
+        images, device_s = workload.between(m0, m1)
+        windows.append(EnergyWindow(energy_j=e1 - e0, host_s=t1 - t0, images=images,
+                                    device_s=device_s))
+    return windows
+
+
+def idle_power_w(source: EnergySource, now: Callable[[], float], *, min_window_s: float = 0.2,
+                 timeout_s: float = 5.0) -> float:
+    """Mean power of an idle device over one window between usable readings, watts."""
+
+    class _Idle:
+        def keep_busy(self) -> None:
+            pass
+
+        def mark(self) -> None:
+            return None
+
+        def between(self, start: Any, end: Any) -> tuple[int, float]:
+            return 0, 0.0
+
+    (window,) = run_energy_windows(source, _Idle(), now, n_windows=1, min_window_s=min_window_s,
+                                   timeout_s=timeout_s)
+    return window.avg_power_w
+
+
+def window_energies(windows: Sequence[EnergyWindow], idle_w: float | None = None) -> list[float]:
+    """Energy per image of each window, joules; above idle when `idle_w` is given."""
+    if idle_w is None:
+        return [w.energy_j_per_img for w in windows]
+    return [(w.avg_power_w - idle_w) / w.throughput_img_per_s for w in windows]

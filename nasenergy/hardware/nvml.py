@@ -1,0 +1,317 @@
+"""A thin, typed wrapper over NVIDIA's official NVML binding (``pynvml`` from nvidia-ml-py).
+
+The binding is injectable: `open_device` takes any object with ``pynvml``'s function names and
+constants (``nasenergy.testing.FakeNvml`` is one), so code that reads energy or changes clocks can
+be tested without a GPU. Every NVML error is turned into a typed `NvmlError` with a one-line
+message naming what was attempted.
+
+Units: energy in millijoules (NVML's counter), power in watts, clocks in MHz.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import TracebackType
+from typing import Any, Callable, TypeVar
+
+from nasenergy.errors import NasEnergyError
+
+T = TypeVar("T")
+
+# NVML return codes (from nvml.h); stable across driver versions.
+_ERR_UNINITIALIZED = 1
+_ERR_INVALID_ARGUMENT = 2
+_ERR_NOT_SUPPORTED = 3
+_ERR_NO_PERMISSION = 4
+_ERR_NOT_FOUND = 6
+_ERR_DRIVER_NOT_LOADED = 9
+_ERR_LIBRARY_NOT_FOUND = 12
+_ERR_FUNCTION_NOT_FOUND = 13
+_ERR_LIB_RM_VERSION_MISMATCH = 18
+_ERR_GPU_NOT_FOUND = 28
+
+_CLOCK_GRAPHICS = 0
+_CLOCK_SM = 1
+_CLOCK_MEM = 2
+
+
+class NvmlError(NasEnergyError):
+    """An NVML call failed. ``nvml_code`` is NVML's return code (``None`` if NVML was never reached)."""
+
+    def __init__(self, message: str, nvml_code: int | None = None) -> None:
+        super().__init__(message)
+        self.nvml_code = nvml_code
+
+
+class NvmlUnavailable(NvmlError):
+    """NVML cannot be used here: the binding, the library or the NVIDIA driver is missing."""
+
+
+class NvmlNotSupported(NvmlError):
+    """The GPU or driver does not support this query or setting."""
+
+
+class NvmlNoPermission(NvmlError):
+    """The process lacks the privilege for this setting (clock changes need root)."""
+
+
+class NvmlNotFound(NvmlError):
+    """The GPU (or the requested object) was not found."""
+
+
+class NvmlInvalidArgument(NvmlError):
+    """NVML rejected an argument (e.g. an unsupported clock or a bad GPU index)."""
+
+    exit_code = 2
+
+
+_NO_PERMISSION_HINT = (
+    "run as root (or with CAP_SYS_ADMIN), or ask the administrator to allow non-root clock "
+    "changes (e.g. 'nvidia-smi -acp UNRESTRICTED' where the driver supports it)"
+)
+
+
+def _decode(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _map_error(exc: BaseException, action: str) -> NvmlError:
+    """Translate an ``NVMLError`` into the matching `NvmlError` subclass."""
+    code = getattr(exc, "value", None)
+    try:
+        reason = str(exc)
+    except Exception:  # pynvml's __str__ may itself call into NVML
+        reason = f"NVML error code {code}"
+    msg = f"NVML could not {action}: {reason}"
+    if code in (_ERR_LIBRARY_NOT_FOUND, _ERR_DRIVER_NOT_LOADED, _ERR_LIB_RM_VERSION_MISMATCH,
+                _ERR_UNINITIALIZED):
+        return NvmlUnavailable(f"{msg} (is an NVIDIA driver installed and loaded?)", code)
+    if code in (_ERR_NOT_SUPPORTED, _ERR_FUNCTION_NOT_FOUND):
+        return NvmlNotSupported(f"{msg} (not supported by this GPU or driver)", code)
+    if code == _ERR_NO_PERMISSION:
+        return NvmlNoPermission(f"{msg}; {_NO_PERMISSION_HINT}", code)
+    if code in (_ERR_NOT_FOUND, _ERR_GPU_NOT_FOUND):
+        return NvmlNotFound(msg, code)
+    if code == _ERR_INVALID_ARGUMENT:
+        return NvmlInvalidArgument(msg, code)
+    return NvmlError(msg, code)
+
+
+def _call(nvml: Any, action: str, fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return fn(*args)
+    except nvml.NVMLError as exc:
+        raise _map_error(exc, action) from None
+
+
+def load_nvml(nvml: Any = None) -> Any:
+    """The NVML binding to use: `nvml` if given, else the ``pynvml`` module (imported now).
+
+    Raises:
+        NvmlUnavailable: ``pynvml`` (package nvidia-ml-py) is not installed.
+    """
+    if nvml is not None:
+        return nvml
+    try:
+        return importlib.import_module("pynvml")
+    except ImportError:
+        raise NvmlUnavailable(
+            "the NVML binding 'pynvml' is not installed (pip install nvidia-ml-py)"
+        ) from None
+
+
+def device_count(nvml: Any = None) -> int:
+    """Number of NVIDIA GPUs NVML sees; 0 when NVML or the driver is unavailable."""
+    try:
+        lib = load_nvml(nvml)
+        _call(lib, "initialise", lib.nvmlInit)
+    except NvmlError:
+        return 0
+    try:
+        return int(_call(lib, "count GPUs", lib.nvmlDeviceGetCount))
+    except NvmlError:
+        return 0
+    finally:
+        try:
+            lib.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def open_device(index: int = 0, nvml: Any = None) -> "NvmlDevice":
+    """Initialise NVML and open GPU `index`.
+
+    Args:
+        index: the NVML device index (0-based).
+        nvml: an object with ``pynvml``'s API (e.g. ``FakeNvml``); ``None`` imports ``pynvml``.
+
+    Returns:
+        An open `NvmlDevice`; close it (or use it as a context manager) to shut NVML down.
+
+    Raises:
+        NvmlUnavailable: no binding, library or driver.
+        NvmlInvalidArgument / NvmlNotFound: no GPU with that index.
+    """
+    lib = load_nvml(nvml)
+    _call(lib, "initialise", lib.nvmlInit)
+    try:
+        count = int(_call(lib, "count GPUs", lib.nvmlDeviceGetCount))
+        if not 0 <= index < count:
+            raise NvmlNotFound(f"no GPU with index {index}: NVML sees {count} GPU(s)")
+        handle = _call(lib, f"open GPU {index}", lib.nvmlDeviceGetHandleByIndex, index)
+        return NvmlDevice(lib, handle, index)
+    except BaseException:
+        try:
+            lib.nvmlShutdown()
+        except Exception:
+            pass
+        raise
+
+
+class NvmlDevice:
+    """One GPU seen through NVML. Create it with `open_device`.
+
+    Attributes:
+        index: the NVML device index.
+        name: the product name, e.g. ``"NVIDIA H200"``.
+        uuid: the GPU's UUID string.
+        driver_version: the NVIDIA driver version string.
+    """
+
+    def __init__(self, nvml: Any, handle: Any, index: int) -> None:
+        self._nvml = nvml
+        self._handle = handle
+        self._open = True
+        self._has_energy: bool | None = None
+        self.index = index
+        self.name = _decode(self._get(f"read the name of GPU {index}", nvml.nvmlDeviceGetName))
+        self.uuid = _decode(self._get(f"read the UUID of GPU {index}", nvml.nvmlDeviceGetUUID))
+        self.driver_version = _decode(
+            _call(nvml, "read the driver version", nvml.nvmlSystemGetDriverVersion)
+        )
+
+    # --- plumbing -------------------------------------------------------------------------
+    def _get(self, action: str, fn: Callable[..., T], *args: Any) -> T:
+        if not self._open:
+            raise NvmlError(f"NVML device {self.index} is closed; cannot {action}")
+        return _call(self._nvml, action, fn, self._handle, *args)
+
+    def close(self) -> None:
+        """Shut down this device's NVML session (idempotent). Locked clocks are NOT reset."""
+        if self._open:
+            self._open = False
+            try:
+                self._nvml.nvmlShutdown()
+            except Exception:
+                pass
+
+    def __enter__(self) -> "NvmlDevice":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"NvmlDevice(index={self.index}, name={self.name!r})"
+
+    # --- energy and power -----------------------------------------------------------------
+    def total_energy_mj(self) -> int:
+        """Energy the board used since the driver was loaded, millijoules (NVML's counter).
+
+        Raises:
+            NvmlNotSupported: the GPU has no energy counter (pre-Volta); see `has_energy_counter`.
+        """
+        return int(self._get(f"read the energy counter of GPU {self.index}",
+                             self._nvml.nvmlDeviceGetTotalEnergyConsumption))
+
+    def has_energy_counter(self) -> bool:
+        """Whether `total_energy_mj` works on this GPU (checked once, then cached)."""
+        if self._has_energy is None:
+            try:
+                self.total_energy_mj()
+                self._has_energy = True
+            except NvmlNotSupported:
+                self._has_energy = False
+        return self._has_energy
+
+    def power_w(self) -> float:
+        """Board power draw as NVML reports it, watts (NVML gives milliwatts)."""
+        return self._get(f"read the power of GPU {self.index}",
+                         self._nvml.nvmlDeviceGetPowerUsage) / 1000.0
+
+    def power_limit_w(self) -> float:
+        """The power-management limit in force, watts."""
+        return self._get(f"read the power limit of GPU {self.index}",
+                         self._nvml.nvmlDeviceGetPowerManagementLimit) / 1000.0
+
+    # --- clocks ---------------------------------------------------------------------------
+    def sm_clock_mhz(self) -> int:
+        """The current SM clock, MHz."""
+        return int(self._get(f"read the SM clock of GPU {self.index}",
+                             self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_SM))
+
+    def memory_clock_mhz(self) -> int:
+        """The current memory clock, MHz."""
+        return int(self._get(f"read the memory clock of GPU {self.index}",
+                             self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_MEM))
+
+    def max_sm_clock_mhz(self) -> int:
+        """The highest SM clock the GPU can run, MHz."""
+        return int(self._get(f"read the maximum SM clock of GPU {self.index}",
+                             self._nvml.nvmlDeviceGetMaxClockInfo, self._nvml.NVML_CLOCK_SM))
+
+    def default_sm_clock_mhz(self) -> int:
+        """The default (application) graphics clock, MHz.
+
+        NVML's default application clock where the GPU reports one; otherwise (NOT_SUPPORTED) the
+        maximum SM clock, which is what an unlocked data-centre GPU boosts to under load.
+        """
+        try:
+            return int(self._get(f"read the default application clock of GPU {self.index}",
+                                 self._nvml.nvmlDeviceGetDefaultApplicationsClock,
+                                 self._nvml.NVML_CLOCK_GRAPHICS))
+        except NvmlNotSupported:
+            return self.max_sm_clock_mhz()
+
+    def supported_memory_clocks_mhz(self) -> list[int]:
+        """Memory clocks the GPU supports, MHz, ascending."""
+        clocks = self._get(f"list the memory clocks of GPU {self.index}",
+                           self._nvml.nvmlDeviceGetSupportedMemoryClocks)
+        return sorted(int(c) for c in clocks)
+
+    def supported_graphics_clocks_mhz(self, memory_clock_mhz: int | None = None) -> list[int]:
+        """Graphics (SM) clocks the GPU supports at a memory clock, MHz, ascending.
+
+        Args:
+            memory_clock_mhz: the memory clock; ``None`` uses the highest supported one.
+        """
+        if memory_clock_mhz is None:
+            mems = self.supported_memory_clocks_mhz()
+            if not mems:
+                raise NvmlNotSupported(f"GPU {self.index} reports no supported memory clocks")
+            memory_clock_mhz = mems[-1]
+        clocks = self._get(
+            f"list the graphics clocks of GPU {self.index} at memory clock {memory_clock_mhz} MHz",
+            self._nvml.nvmlDeviceGetSupportedGraphicsClocks, int(memory_clock_mhz))
+        return sorted(int(c) for c in clocks)
+
+    def set_locked_clocks(self, min_mhz: int, max_mhz: int) -> None:
+        """Lock the GPU (SM) clock into ``[min_mhz, max_mhz]``. Needs root; undo with
+        `reset_locked_clocks`.
+
+        Raises:
+            NvmlInvalidArgument: ``min_mhz > max_mhz``, a non-positive value, or NVML refused them.
+            NvmlNoPermission: the process may not change clocks.
+        """
+        if min_mhz <= 0 or max_mhz <= 0 or min_mhz > max_mhz:
+            raise NvmlInvalidArgument(
+                f"bad clock range [{min_mhz}, {max_mhz}] MHz: need 0 < min <= max"
+            )
+        self._get(f"lock the clocks of GPU {self.index} to [{min_mhz}, {max_mhz}] MHz",
+                  self._nvml.nvmlDeviceSetGpuLockedClocks, int(min_mhz), int(max_mhz))
+
+    def reset_locked_clocks(self) -> None:
+        """Undo `set_locked_clocks`: let the GPU choose its clocks again. Needs root."""
+        self._get(f"reset the locked clocks of GPU {self.index}",
+                  self._nvml.nvmlDeviceResetGpuLockedClocks)

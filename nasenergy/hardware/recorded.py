@@ -1,0 +1,241 @@
+"""Recorded profiles: measurements of whole TSS isomorphism classes, replayed without hardware.
+
+A profile is a (gzipped) CSV with one row per canonical TSS architecture and setting. Its columns
+are every `Measurement` field (``input_shape`` written as ``3x32x32``; ``None`` as an empty cell)
+plus `EXTRA_COLUMNS`: ``canonical_arch`` (the class representative's string), ``arch_index`` (the
+official NATS index of the cell that was built), ``driver_version``, ``torch_version`` and
+``measured_at`` (ISO 8601, UTC).
+
+`RecordedMeter` answers for any member of a recorded class through ``space.canonical(arch)`` and
+marks the result ``source="recorded"``. It replays; it cannot measure an arbitrary network.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+
+from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy.measurement import Measurement
+
+if TYPE_CHECKING:
+    import torch
+
+#: The profile shipped with the package (measured on an NVIDIA H200).
+DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
+
+MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Measurement))
+EXTRA_COLUMNS: tuple[str, ...] = ("canonical_arch", "arch_index", "driver_version", "torch_version",
+                                  "measured_at")
+PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + MEASUREMENT_COLUMNS
+
+_INT_FIELDS = {"batch_size", "params", "n_repeats"}
+_STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "source"}
+
+
+class NotRecordedError(NasEnergyError, LookupError):
+    """The profile holds no measurement for this architecture class and setting."""
+
+    exit_code = 2
+
+
+def shape_to_str(shape: Sequence[int]) -> str:
+    """``(3, 32, 32)`` -> ``"3x32x32"``."""
+    return "x".join(str(int(s)) for s in shape)
+
+
+def shape_from_str(text: str) -> tuple[int, ...]:
+    """``"3x32x32"`` -> ``(3, 32, 32)``."""
+    return tuple(int(s) for s in text.split("x"))
+
+
+def measurement_to_row(m: Measurement, **extra: Any) -> dict[str, str]:
+    """A profile row (all strings) for `m` plus the `EXTRA_COLUMNS` given as keywords."""
+    missing = set(EXTRA_COLUMNS) - set(extra)
+    if missing:
+        raise ValueError(f"profile row lacks {sorted(missing)}")
+    row = {k: "" if extra[k] is None else str(extra[k]) for k in EXTRA_COLUMNS}
+    for k, v in m.to_dict().items():
+        if k == "input_shape":
+            row[k] = shape_to_str(v)
+        elif v is None:
+            row[k] = ""
+        elif isinstance(v, float):
+            row[k] = repr(v)
+        else:
+            row[k] = str(v)
+    return row
+
+
+def measurement_from_row(row: Mapping[str, str]) -> Measurement:
+    """The `Measurement` stored in a profile row (extra columns ignored)."""
+    kw: dict[str, Any] = {}
+    for name in MEASUREMENT_COLUMNS:
+        text = row[name]
+        if name == "input_shape":
+            kw[name] = shape_from_str(text)
+        elif name in _STR_FIELDS:
+            kw[name] = text
+        elif text == "":
+            kw[name] = None
+        elif name in _INT_FIELDS:
+            kw[name] = int(text)
+        else:
+            kw[name] = float(text)
+    return Measurement(**kw)
+
+
+def _open_text(path: Path, mode: str) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", newline="", encoding="utf-8")  # type: ignore[return-value]
+    return open(path, mode, newline="", encoding="utf-8")
+
+
+def read_profile(path: str | os.PathLike[str]) -> list[dict[str, str]]:
+    """All rows of a profile CSV (``.csv`` or ``.csv.gz``).
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        UsageError: it is not a profile (columns missing).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataNotFoundError(f"profile not found: {p}")
+    try:
+        with _open_text(p, "r") as f:
+            reader = csv.DictReader(f)
+            missing = set(PROFILE_COLUMNS) - set(reader.fieldnames or ())
+            if missing:
+                raise UsageError(f"{p} is not a profile: columns missing: {', '.join(sorted(missing))}")
+            return list(reader)
+    except (OSError, EOFError, csv.Error, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read profile {p}: {exc}") from None
+
+
+def write_profile(rows: Iterable[Mapping[str, str]], path: str | os.PathLike[str]) -> int:
+    """Write `rows` as a profile CSV (gzipped if the name ends in ``.gz``) atomically; returns the
+    number of rows. The gzip header carries no timestamp, so equal rows give equal bytes."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    n = 0
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=PROFILE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row[k] for k in PROFILE_COLUMNS})
+        n += 1
+    data = buf.getvalue().encode("utf-8")
+    if p.suffix == ".gz":
+        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
+                                                  compresslevel=9, mtime=0) as gz:
+            gz.write(data)
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, p)
+    return n
+
+
+class RecordedMeter:
+    """Replays a recorded TSS profile (``source="recorded"``).
+
+    Args:
+        path: the profile CSV (default: the H200 profile shipped in ``nasenergy/data``).
+        space: the TSS search space (default: ``search_spaces.get_space("tss")``).
+
+    Raises:
+        DataNotFoundError: the profile file is missing.
+    """
+
+    precisions: tuple[str, ...]
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, space: Any = None) -> None:
+        self.path = Path(path) if path is not None else DEFAULT_PROFILE
+        if path is None and not self.path.is_file():
+            raise DataNotFoundError(
+                f"the recorded H200 profile is not installed ({self.path}); measure on a GPU "
+                "with hardware='cuda' or give a profile path"
+            )
+        self._space = space
+        self._rows: dict[tuple[str, str, int, str], dict[str, str]] = {}
+        self._by_class: dict[str, set[tuple[str, int, str]]] = {}
+        for row in read_profile(self.path):
+            key = (row["canonical_arch"], row["precision"], int(row["batch_size"]), row["input_shape"])
+            self._rows[key] = row
+            self._by_class.setdefault(key[0], set()).add(key[1:])
+        self.settings = sorted({k[1:] for k in self._rows})
+        self.precisions = tuple(sorted({k[1] for k in self._rows}))
+        names = {r["device_name"] for r in self._rows.values()}
+        self.device_name = names.pop() if len(names) == 1 else ", ".join(sorted(names))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def space(self) -> Any:
+        if self._space is None:
+            from search_spaces import get_space
+
+            self._space = get_space("tss")
+        return self._space
+
+    def _key(self, arch: Any, precision: str, batch_size: int, dataset: str) -> tuple[str, str, int, str]:
+        space = self.space
+        if isinstance(arch, str):
+            arch = space.parse(arch)
+        shape = shape_to_str(space.input_shape(dataset))
+        return str(space.canonical(arch)), precision, int(batch_size), shape
+
+    def covers(self, arch: Any, *, precision: str | None = None, batch_size: int | None = None,
+               dataset: str = "cifar10") -> bool:
+        """Whether the profile holds `arch`'s class (at `precision`/`batch_size` if given)."""
+        canon, _, _, shape = self._key(arch, "", 0, dataset)
+        return any(s == shape and (precision is None or p == precision)
+                   and (batch_size is None or b == batch_size)
+                   for p, b, s in self._by_class.get(canon, ()))
+
+    def measure_arch(self, arch: Any, *, precision: str, batch_size: int,
+                     dataset: str = "cifar10") -> Measurement:
+        """The recorded measurement of `arch`'s class.
+
+        ``measure_cost_s`` is the cost of the original measurement, not of this lookup.
+
+        Args:
+            arch: a TSS architecture or its string.
+            precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
+            batch_size: images per forward pass.
+            dataset: selects the input shape.
+
+        Raises:
+            NotRecordedError: the class or setting is not in the profile.
+        """
+        key = self._key(arch, precision, batch_size, dataset)
+        row = self._rows.get(key)
+        if row is None:
+            have = "; ".join(f"{p} bs {b} {s}" for p, b, s in self.settings) or "nothing"
+            raise NotRecordedError(
+                f"{self.path.name} has no record of {key[0]} at {precision} bs {batch_size} "
+                f"input {key[3]} (it holds {len(self)} rows: {have})"
+            )
+        return dataclasses.replace(measurement_from_row(row), source="recorded")
+
+    def rows(self) -> Iterator[dict[str, str]]:
+        """The profile's rows."""
+        return iter(self._rows.values())
+
+    def measure(self, model: "torch.nn.Module", input_shape: Sequence[int], *, batch_size: int,
+                precision: str, channels_last: bool | None = None) -> Measurement:
+        """Not possible: a recorded profile cannot measure an arbitrary network.
+
+        Raises:
+            UsageError: always; use `measure_arch` with a TSS architecture instead.
+        """
+        raise UsageError(
+            "RecordedMeter replays a recorded TSS profile and cannot measure an arbitrary network; "
+            "call measure_arch(arch, precision=..., batch_size=...) or measure on hardware"
+        )

@@ -1,0 +1,62 @@
+"""Choosing a meter: `select_meter`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from nasenergy.errors import UsageError
+
+HARDWARE_CHOICES = ("auto", "cuda", "cpu", "recorded")
+
+
+def cuda_available() -> bool:
+    """Whether PyTorch sees a CUDA GPU."""
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def select_meter(
+    hardware: str = "auto",
+    *,
+    profile_path: str | os.PathLike[str] | None = None,
+    space: Any = None,
+    announce: Callable[[str], None] | None = print,
+    **meter_options: Any,
+) -> Any:
+    """A meter for `hardware`.
+
+    Args:
+        hardware: ``cuda`` (`CudaMeter`), ``cpu`` (`CpuMeter`), ``recorded`` (`RecordedMeter`)
+            or ``auto``: CUDA if a GPU is present, else the recorded profile (saying so in one
+            line through `announce`).
+        profile_path: the profile for the recorded meter (default: the shipped H200 profile).
+        space: the TSS space for the recorded meter.
+        announce: where the one-line note of `auto` goes (``None``: nowhere).
+        **meter_options: passed to the `CudaMeter` or `CpuMeter` constructor.
+
+    Raises:
+        UsageError: unknown `hardware`, or ``cuda`` without a GPU.
+        DataNotFoundError: the recorded profile is missing.
+    """
+    if hardware not in HARDWARE_CHOICES:
+        raise UsageError(f"unknown hardware {hardware!r}; choose from {', '.join(HARDWARE_CHOICES)}")
+    if hardware == "auto":
+        if cuda_available():
+            hardware = "cuda"
+        else:
+            hardware = "recorded"
+            if announce is not None:
+                announce("no CUDA GPU found: replaying the recorded H200 profile (source=recorded)")
+    if hardware == "cuda":
+        from nasenergy.hardware.cuda_meter import CudaMeter
+
+        return CudaMeter(**meter_options)
+    if hardware == "cpu":
+        from nasenergy.hardware.cpu_meter import CpuMeter
+
+        return CpuMeter(**meter_options)
+    from nasenergy.hardware.recorded import RecordedMeter
+
+    return RecordedMeter(profile_path, space=space)

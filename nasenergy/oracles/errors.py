@@ -1,0 +1,45 @@
+"""Typed errors of the accuracy oracles. Each is one clear line; CLIs print it and exit non-zero."""
+
+from __future__ import annotations
+
+from nasenergy.errors import ArchError, DataNotFoundError, NasEnergyError, UsageError
+
+NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
+
+GET_A_BENCHMARK = (
+    "get NATS-Bench from " + NATS_URL + " and put NATS-tss-v1_0-3ffb9-simple (or "
+    "NATS-sss-v1_0-50262-simple) in $TORCH_HOME, or pass a benchmark table (CSV) or a folder of "
+    "them, or install one with `python -m nasenergy.benchmark import PATH` "
+    "(e.g. `python -m nasenergy.benchmark import ../shared/data`)"
+)
+"""The one-line advice every 'no benchmark' message ends with."""
+
+
+class BenchmarkNotFoundError(DataNotFoundError):
+    """No benchmark at the given path, or none installed and none at the default places."""
+
+
+class CorruptBenchmarkError(NasEnergyError):
+    """A benchmark file exists but cannot be read, or contradicts the search space (exit 2)."""
+
+    exit_code = 2
+
+
+class UnknownDatasetError(UsageError, ValueError):
+    """A dataset, split or schedule name the benchmarks do not know."""
+
+
+class ArchNotInBenchmarkError(ArchError, LookupError):
+    """A well-formed architecture for which the benchmark holds no record of the asked metric."""
+
+
+class MissingColumnsError(UsageError):
+    """A benchmark table lacks the columns needed (an architecture column, any accuracy column)."""
+
+
+class MetricNotAvailableError(UsageError):
+    """The benchmark holds no values at all for the asked dataset, split and schedule."""
+
+
+class CostEstimationError(NasEnergyError):
+    """Estimating a training cost on this device failed (e.g. torch cannot build the network)."""

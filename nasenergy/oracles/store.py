@@ -1,0 +1,129 @@
+"""The local benchmark file: one compressed ``.npz`` (no pickles) holding a `BenchmarkData`.
+
+Arrays are stored under names ``<kind>|<key parts joined by |>``:
+
+=================================  ========================  ===================================
+name                               dtype, shape              meaning
+=================================  ========================  ===================================
+``arch_strs``                      ``<U..``, ``[N]``         official strings in index order
+``meta``                           ``<U..``, ``[]``          JSON: format, space, provenance
+``mean|<nats_ds>|<split>|<hp>``    ``float64[N]``            mean accuracy over runs, %
+``trials|<nats_ds>|<split>|<hp>``  ``float64[N, K]``         accuracy of each run, %
+``seeds|<nats_ds>|<split>|<hp>``   ``int64[N, K]``           seed of each run, -1 unknown
+``train_s|<nats_ds>|<hp>``         ``float64[N]``            total training seconds
+``eval_s|<nats_ds>|<split>``       ``float64[N]``            seconds of one evaluation pass
+=================================  ========================  ===================================
+
+Writing is atomic (a temporary file renamed into place). Loading reads every array eagerly with
+``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from nasenergy.oracles.data import BenchmarkData
+from nasenergy.oracles.errors import BenchmarkNotFoundError, CorruptBenchmarkError, GET_A_BENCHMARK
+
+FORMAT = "nasenergy-benchmark"
+FORMAT_VERSION = 1
+_SEP = "|"
+
+
+def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
+    """Write `data` to `path` (``.npz``) atomically.
+
+    Returns:
+        The path written.
+    """
+    data.validate()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"format": FORMAT, "version": FORMAT_VERSION, "space": data.space_name,
+            "provenance": data.provenance}
+    arrays: dict[str, np.ndarray] = {
+        "arch_strs": np.asarray(data.arch_strs, dtype=str),
+        "meta": np.asarray(json.dumps(meta, sort_keys=True)),
+    }
+    for kind, table in (("mean", data.means), ("trials", data.trials), ("seeds", data.trial_seeds),
+                        ("train_s", data.train_s), ("eval_s", data.eval_s)):
+        for key, array in table.items():
+            arrays[_SEP.join((kind, *key))] = array
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez_compressed(tmp, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def read_meta(path: str | Path) -> dict:
+    """The JSON header of a benchmark file, without reading its arrays.
+
+    Raises:
+        BenchmarkNotFoundError: no such file.
+        CorruptBenchmarkError: not a nasenergy benchmark file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BenchmarkNotFoundError(f"no benchmark file at {path}; {GET_A_BENCHMARK}")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise CorruptBenchmarkError(
+            f"{path} is not a readable nasenergy benchmark file ({type(exc).__name__}); "
+            f"re-create it with `python -m nasenergy.benchmark import`"
+        ) from exc
+    if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+        raise CorruptBenchmarkError(
+            f"{path} is not a version-{FORMAT_VERSION} nasenergy benchmark file; "
+            f"re-create it with `python -m nasenergy.benchmark import`"
+        )
+    return meta
+
+
+def load_benchmark(path: str | Path) -> BenchmarkData:
+    """Read a benchmark file written by `save_benchmark`.
+
+    Raises:
+        BenchmarkNotFoundError: no such file.
+        CorruptBenchmarkError: unreadable, truncated, or not a nasenergy benchmark file.
+    """
+    path = Path(path)
+    meta = read_meta(path)
+    tables: dict[str, dict[tuple[str, ...], np.ndarray]] = {
+        "mean": {}, "trials": {}, "seeds": {}, "train_s": {}, "eval_s": {}}
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arch_strs = npz["arch_strs"]
+            for name in npz.files:
+                kind, *key = name.split(_SEP)
+                if kind in tables:
+                    tables[kind][tuple(key)] = npz[name]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+        raise CorruptBenchmarkError(
+            f"{path} is damaged ({type(exc).__name__}); re-create it with "
+            f"`python -m nasenergy.benchmark import`"
+        ) from exc
+    data = BenchmarkData(
+        space_name=str(meta["space"]),
+        arch_strs=arch_strs,
+        means=tables["mean"],  # type: ignore[arg-type]
+        trials=tables["trials"],  # type: ignore[arg-type]
+        trial_seeds=tables["seeds"],  # type: ignore[arg-type]
+        train_s=tables["train_s"],  # type: ignore[arg-type]
+        eval_s=tables["eval_s"],  # type: ignore[arg-type]
+        provenance=dict(meta.get("provenance", {})),
+    )
+    data.validate()
+    return data

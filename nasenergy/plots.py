@@ -1,0 +1,196 @@
+"""The PNG plots of a search run, drawn from its candidate rows (matplotlib, Agg, no pyplot).
+
+* `plot_projections`: every pair of objectives, all evaluated candidates with the Pareto front
+  (of all the run's objectives) highlighted.
+* `plot_3d`: the three objectives in one 3-D view, front highlighted.
+* `plot_hypervolume`: hypervolume against full evaluations, one line per run (overlays compare
+  runs; the reference point is fixed, see `nasenergy.search.objectives`).
+
+Every figure's title names the provenance of its figures (e.g. ``accuracy: recorded;
+throughput/energy: modelled``), read from the rows' source columns.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from nasenergy.search.objectives import SearchObjective, hv_curve, points_of
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from nasenergy.search.run_files import RunRecord
+
+_LOG_OBJECTIVES = ("throughput", "energy")
+
+
+def _figure(width_in: float, height_in: float) -> "Figure":
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), dpi=110)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig: "Figure", path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
+def provenance_line(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``accuracy: recorded; throughput: modelled; energy: modelled`` for the evaluated rows."""
+    parts = []
+    for label, col in (("accuracy", "accuracy_source"), ("throughput", "throughput_source"), ("energy", "energy_source")):
+        sources = sorted({str(r[col]) for r in rows if r.get(col)})
+        if sources:
+            parts.append(f"{label}: {'/'.join(sources)}")
+    return "; ".join(parts) or "no evaluated candidates"
+
+
+def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective]) -> tuple[np.ndarray, np.ndarray]:
+    pts = points_of(rows, objectives)
+    on = np.array([bool(r.get("on_front")) for r in rows], dtype=bool)
+    return pts, on
+
+
+def plot_projections(
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+) -> Path | None:
+    """One panel per pair of objectives: evaluated candidates grey, front members red.
+
+    Args:
+        rows: evaluated candidate rows (with ``on_front``).
+        objectives: the run's objectives (at least two, else nothing is drawn).
+        path: the PNG to write.
+        title: prefix of the figure title.
+
+    Returns:
+        ``path``, or ``None`` with fewer than two objectives.
+    """
+    pairs = list(itertools.combinations(range(len(objectives)), 2))
+    if not pairs:
+        return None
+    pts, on = _split(rows, objectives)
+    fig = _figure(4.6 * len(pairs), 4.2)
+    for k, (i, j) in enumerate(pairs):
+        ax = fig.add_subplot(1, len(pairs), k + 1)
+        ax.scatter(pts[~on, i], pts[~on, j], s=12, c="0.65", label="evaluated")
+        front = pts[on][np.argsort(pts[on, i])]
+        ax.scatter(front[:, i], front[:, j], s=26, c="tab:red", label="Pareto front", zorder=3)
+        ax.set_xlabel(objectives[i].label)
+        ax.set_ylabel(objectives[j].label)
+        for set_scale, col in ((ax.set_xscale, i), (ax.set_yscale, j)):
+            values = pts[:, col][np.isfinite(pts[:, col])]
+            if objectives[col].name in _LOG_OBJECTIVES and len(values) and values.min() > 0:
+                set_scale("log")
+        ax.grid(True, alpha=0.3)
+        if k == 0:
+            ax.legend(loc="best", fontsize=8)
+    fig.suptitle(f"{title}  ({provenance_line(rows)})".strip(), fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_3d(
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+) -> Path | None:
+    """A 3-D scatter of three objectives, front members red (``None`` unless three objectives).
+
+    Throughput and energy are drawn as log10 of their values.
+    """
+    if len(objectives) != 3:
+        return None
+    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3-D projection)
+
+    pts, on = _split(rows, objectives)
+    shown = pts.copy()
+    labels = []
+    for j, obj in enumerate(objectives):
+        if obj.name in _LOG_OBJECTIVES:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                shown[:, j] = np.log10(shown[:, j])
+            labels.append(f"log10 {obj.label}")
+        else:
+            labels.append(obj.label)
+    fig = _figure(6.4, 5.6)
+    ax = fig.add_subplot(1, 1, 1, projection="3d")
+    ax.scatter(shown[~on, 0], shown[~on, 1], shown[~on, 2], s=10, c="0.6", label="evaluated")
+    ax.scatter(shown[on, 0], shown[on, 1], shown[on, 2], s=28, c="tab:red", label="Pareto front")
+    ax.set_xlabel(labels[0], fontsize=8)
+    ax.set_ylabel(labels[1], fontsize=8)
+    ax.set_zlabel(labels[2], fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"{title}  ({provenance_line(rows)})".strip(), fontsize=9)
+    return _save(fig, path)
+
+
+def hypervolume_series(
+    evaluated_in_order: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(evaluations, hypervolume)``: x = 1..n full evaluations, y = hypervolume after each."""
+    pts = points_of(evaluated_in_order, objectives)
+    return np.arange(1, len(pts) + 1), hv_curve(pts, objectives)
+
+
+def plot_hypervolume(
+    curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str = "", note: str = ""
+) -> Path:
+    """Hypervolume against full evaluations, one line per named curve.
+
+    Args:
+        curves: run name -> ``(evaluations, hypervolume)`` (see `hypervolume_series`).
+        path: the PNG to write.
+        title: the figure title.
+        note: a second title line (e.g. the objectives and provenance).
+    """
+    fig = _figure(6.4, 4.4)
+    ax = fig.add_subplot(1, 1, 1)
+    for name, (x, y) in curves.items():
+        ax.step(x, y, where="post", label=f"{name} ({len(x)} evaluations)")
+    ax.set_xlabel("full accuracy evaluations")
+    ax.set_ylabel("hypervolume (reference 0; energy as img/J)")
+    ax.grid(True, alpha=0.3)
+    if curves:
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("\n".join(t for t in (title, note) if t), fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+PROJECTIONS_PNG = "pareto_projections.png"
+PARETO_3D_PNG = "pareto_3d.png"
+HYPERVOLUME_PNG = "hypervolume.png"
+
+
+def draw_run(record: "RunRecord", out_dir: Path | None = None) -> list[Path]:
+    """Draw a run's plots (projections, 3-D view, hypervolume curve) from its rows.
+
+    Args:
+        record: the run, as `nasenergy.search.run_files.load_run` reads it.
+        out_dir: where to write the PNGs (default: the run folder).
+
+    Returns:
+        The files written.
+    """
+    out = out_dir or record.run_dir
+    evaluated = record.evaluated
+    objectives = record.objectives
+    title = f"{record.name}: {len(evaluated)} full evaluations"
+    written = [
+        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title),
+        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title),
+        plot_hypervolume(
+            {record.name: hypervolume_series(evaluated, objectives)},
+            out / HYPERVOLUME_PNG,
+            title=f"{record.name}: hypervolume of {', '.join(o.name for o in objectives)}",
+            note=provenance_line(evaluated),
+        ),
+    ]
+    return [p for p in written if p is not None]

@@ -1,0 +1,41 @@
+"""The multi-objective architecture search: ``python -m nasenergy.search`` and `run_search`.
+
+Modules: `config` (settings and validation), `cli` (the command line), `runner` (one command's
+share of a study), `pipeline` (a worker's loop over candidates), `claims` (the exact budget across
+workers), `storage` (journal file or shared database), `study` (the Optuna study, samplers,
+start-up repairs), `run_files` and `trial_record` (what a run leaves behind), `objectives` (the
+objectives and the hypervolume convention), `progress`, `locks`, `env_info`, `components`.
+Nothing heavy is imported until a search runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nasenergy.search.cli import main
+from nasenergy.search.config import SearchConfig
+
+if TYPE_CHECKING:
+    from nasenergy.search.components import Components
+    from nasenergy.search.runner import RunSummary
+
+__all__ = ["Components", "RunSummary", "SearchConfig", "main", "run_search"]
+
+
+def run_search(config: SearchConfig, **kwargs: Any) -> "RunSummary":
+    """Run (or resume, or join) a search; see `nasenergy.search.runner.run_search`."""
+    from nasenergy.search.runner import run_search as _run
+
+    return _run(config, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Components":
+        from nasenergy.search.components import Components
+
+        return Components
+    if name == "RunSummary":
+        from nasenergy.search.runner import RunSummary
+
+        return RunSummary
+    raise AttributeError(f"module 'nasenergy.search' has no attribute {name!r}")

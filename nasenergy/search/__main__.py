@@ -1,0 +1,5 @@
+"""``python -m nasenergy.search``."""
+
+from nasenergy.search.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""``python -m nasenergy.search``: the command line of the search."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from nasenergy.errors import NasEnergyError
+from nasenergy.measurement import PRECISIONS
+from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.config import (
+    DATASETS,
+    DVFS_MODES,
+    FILTERS,
+    HARDWARE,
+    MAX_CANDIDATES_PER_EVALUATION,
+    SAMPLERS,
+    SPACES,
+    SearchConfig,
+    parse_objectives,
+)
+
+EXIT_INTERRUPTED = 130
+_DEFAULTS = SearchConfig()
+
+_DESCRIPTION = """\
+Energy-aware architecture search over a NATS-Bench space with Optuna (ask-and-tell), on up to three
+objectives: accuracy (up), throughput (up) and energy per image (down), the last two at each
+network's energy-optimal GPU clock. Each candidate is suggested, canonicalized (an equal network is
+answered from its earlier result), measured cheaply, passed through the utilization filter, and only
+then fully evaluated for accuracy. --budget counts the full evaluations, exactly, over all workers.
+
+Running the same command again resumes the study. The run folder receives candidates.csv,
+pareto_front.csv, report.md, env.json, config.json and PNG plots.
+"""
+
+_EPILOG = """\
+examples:
+  python -m nasenergy.search --budget 200
+  python -m nasenergy.search --budget 50 --objectives accuracy,energy --filter none --out runs/try
+  python -m nasenergy.search --budget 500 --storage postgresql://user@db-host:5432/nas --study-name big
+      (start the same command on every machine: the workers share the study and its budget)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``error: <message>`` and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m nasenergy.search``."""
+    p = _Parser(
+        prog="python -m nasenergy.search",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = p.add_argument_group("what to search")
+    what.add_argument("--budget", type=_positive_int, default=_DEFAULTS.budget,
+                      help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")
+    what.add_argument("--space", choices=SPACES, default=_DEFAULTS.space,
+                      help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
+    what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
+    what.add_argument("--objectives", type=str, default=",".join(_DEFAULTS.objectives),
+                      help="comma-separated subset of accuracy,throughput,energy (default %(default)s)")
+    how = p.add_argument_group("how candidates are scored")
+    how.add_argument("--benchmark", metavar="PATH", default=None,
+                     help="accuracy benchmark file or folder (default: the cache installed by "
+                          "'python -m nasenergy.benchmark import')")
+    how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
+                     help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
+                          "H200 profile (default %(default)s)")
+    how.add_argument("--precision", choices=PRECISIONS, default=_DEFAULTS.precision, help="default %(default)s")
+    how.add_argument("--batch-size", type=_positive_int, default=_DEFAULTS.batch_size,
+                     help="images per forward pass when measuring (default %(default)s)")
+    how.add_argument("--filter", choices=FILTERS, default=_DEFAULTS.filter,
+                     help="utilization filter in front of the full evaluation (default %(default)s)")
+    how.add_argument("--target-recall", type=float, default=_DEFAULTS.target_recall,
+                     help="share of would-be front members the filter should let through, in (0, 1] "
+                          "(default %(default)s)")
+    how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
+                     help="source of each network's energy-optimal clock: measured (needs "
+                          "--allow-clock-control), modelled, recorded, none (score at the default clock), "
+                          "auto (recorded with the recorded meter, else modelled) (default %(default)s)")
+    how.add_argument("--allow-clock-control", action="store_true",
+                     help="allow changing the GPU's clocks (restored afterwards); needed by --dvfs measured")
+    run = p.add_argument_group("how the search runs")
+    run.add_argument("--sampler", choices=SAMPLERS, default=_DEFAULTS.sampler,
+                     help="Optuna sampler (default %(default)s, Optuna's multi-objective default)")
+    run.add_argument("--seed", type=int, default=_DEFAULTS.seed,
+                     help="base seed; the k-th worker to join the study samples with seed+k (default %(default)s)")
+    run.add_argument("--storage", metavar="URL", default=None,
+                     help="database shared by workers on several machines, e.g. "
+                          "postgresql://user@host:5432/db (default: a journal file in the run folder)")
+    run.add_argument("--study-name", default=None,
+                     help="Optuna study name (default <space>-<dataset>-<sampler>-seed<seed>)")
+    run.add_argument("--out", metavar="DIR", default=None, help="run folder (default runs/<study-name>)")
+    run.add_argument("--workers", type=_positive_int, default=_DEFAULTS.workers,
+                     help="worker processes this command starts, one GPU each where GPUs are visible "
+                          "(default %(default)s)")
+    run.add_argument("--max-candidates", type=_positive_int, default=None,
+                     help=f"safety cap on the study's candidates, evaluated or not (default "
+                          f"{MAX_CANDIDATES_PER_EVALUATION} x budget)")
+    run.add_argument("--lease-s", type=float, default=_DEFAULTS.lease_s,
+                     help="seconds without a heartbeat after which a worker counts as dead and another "
+                          "worker takes over its claimed evaluation (default %(default)s)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> SearchConfig:
+    """The `SearchConfig` of parsed arguments (validated).
+
+    Raises:
+        UsageError: a bad value.
+    """
+    return SearchConfig(
+        budget=args.budget,
+        space=args.space,
+        dataset=args.dataset,
+        objectives=parse_objectives(args.objectives),
+        benchmark=args.benchmark,
+        hardware=args.hardware,
+        precision=args.precision,
+        batch_size=args.batch_size,
+        filter=args.filter,
+        target_recall=args.target_recall,
+        dvfs=args.dvfs,
+        allow_clock_control=args.allow_clock_control,
+        sampler=args.sampler,
+        seed=args.seed,
+        storage=args.storage,
+        study_name=args.study_name,
+        out=args.out,
+        workers=args.workers,
+        max_candidates=args.max_candidates,
+        lease_s=args.lease_s,
+        quiet=args.quiet,
+    ).validate()
+
+
+def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFactory = build_components) -> int:
+    """Run the command; returns its exit status (0 done, 1 failure, 2 bad input, 130 interrupted)."""
+    from nasenergy.search.runner import run_search
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    try:
+        config = config_from_args(args)
+        summary = run_search(
+            config,
+            components_factory=components_factory,
+            resume_command=" ".join(["python -m nasenergy.search", *map(shlex.quote, argv)]),
+        )
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if summary.stop_reason == "interrupted":
+        print(
+            f"interrupted: {summary.evaluated} of {summary.budget} full evaluations done; files in "
+            f"{summary.out_dir}; resume with:\n  {summary.resume_command}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    if summary.stop_reason == "worker_failed":
+        print(f"error: a worker process failed; {summary.evaluated} of {summary.budget} evaluations done; "
+              f"resume with: {summary.resume_command}", file=sys.stderr)
+        return 1
+    if summary.stop_reason == "max_candidates":
+        print(
+            f"warning: stopped at the --max-candidates cap with {summary.evaluated} of {summary.budget} "
+            "full evaluations (the filter rejected or the sampler repeated most candidates)",
+            file=sys.stderr,
+        )
+    if not config.quiet:
+        print(
+            f"{summary.study_name}: {summary.evaluated}/{summary.budget} full evaluations over "
+            f"{summary.candidates} candidates; report: {summary.out_dir / 'report.md'}\n"
+            f"browse the study: {summary.dashboard_command}"
+        )
+    return 0

@@ -1,0 +1,221 @@
+"""The settings of one search run, their defaults and their validation.
+
+A `SearchConfig` is what the command line builds and what `run_search` consumes. It is written to
+``config.json`` in the run folder; a resumed run (or a second worker joining through a shared
+storage) must agree with the stored settings in every field of `STUDY_DEFINING` (the ones that
+change what the objective values mean), and may raise, never lower, the budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.measurement import PRECISIONS
+
+SPACES: tuple[str, ...] = ("tss", "sss")
+DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
+HARDWARE: tuple[str, ...] = ("auto", "cuda", "cpu", "recorded")
+FILTERS: tuple[str, ...] = ("dominance", "threshold", "none")
+DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
+SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
+OBJECTIVE_NAMES: tuple[str, ...] = ("accuracy", "throughput", "energy")
+
+STUDY_DEFINING: tuple[str, ...] = (
+    "space",
+    "dataset",
+    "objectives",
+    "precision",
+    "batch_size",
+    "filter",
+    "target_recall",
+    "dvfs",
+)
+"""Fields a resumed run or a joining worker must share with the stored study."""
+
+MAX_CANDIDATES_PER_EVALUATION = 50
+"""Default safety cap: at most this many candidates per full evaluation of the budget."""
+
+_STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Everything one search run needs to know.
+
+    Attributes:
+        budget: the number of full accuracy evaluations of the study (over all workers).
+        space: ``tss`` or ``sss``.
+        dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
+        objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
+        benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache.
+        hardware: the meter: ``auto``, ``cuda``, ``cpu`` or ``recorded``.
+        precision: ``fp32``, ``tf32``, ``fp16`` or ``bf16``.
+        batch_size: images per forward pass of the cheap measurement.
+        filter: the utilization filter: ``dominance``, ``threshold`` or ``none``.
+        target_recall: the share of would-be front members the filter aims to let through (0..1].
+        dvfs: where the energy-optimal clock comes from: ``auto``, ``modelled``, ``measured``,
+            ``recorded`` or ``none`` (score at the default clock).
+        allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
+        sampler: ``tpe``, ``nsga2`` or ``random``.
+        seed: the base seed of the samplers (worker k of the study uses ``seed + k``).
+        storage: an RDB URL shared by workers (``postgresql://...``); ``None`` for the local
+            journal file in the run folder.
+        study_name: the Optuna study name; ``None`` derives one from the settings.
+        out: the run folder; ``None`` means ``runs/<study name>``.
+        workers: worker processes this command starts.
+        max_candidates: safety cap on the study's total candidates; ``None`` means
+            ``MAX_CANDIDATES_PER_EVALUATION * budget``.
+        lease_s: seconds after its last heartbeat that a silent worker counts as dead and its
+            claimed evaluation may be taken over by another worker.
+        quiet: no progress bar and no summary lines.
+    """
+
+    budget: int = 200
+    space: str = "tss"
+    dataset: str = "cifar10"
+    objectives: tuple[str, ...] = OBJECTIVE_NAMES
+    benchmark: str | None = None
+    hardware: str = "auto"
+    precision: str = "fp16"
+    batch_size: int = 256
+    filter: str = "dominance"
+    target_recall: float = 0.95
+    dvfs: str = "auto"
+    allow_clock_control: bool = False
+    sampler: str = "tpe"
+    seed: int = 0
+    storage: str | None = None
+    study_name: str | None = None
+    out: str | None = None
+    workers: int = 1
+    max_candidates: int | None = None
+    lease_s: float = 60.0
+    quiet: bool = False
+
+    @property
+    def resolved_study_name(self) -> str:
+        """The study name, derived from space, dataset, sampler and seed when not given."""
+        return self.study_name or f"{self.space}-{self.dataset}-{self.sampler}-seed{self.seed}"
+
+    @property
+    def out_dir(self) -> Path:
+        """The run folder."""
+        return Path(self.out) if self.out else Path("runs") / self.resolved_study_name
+
+    @property
+    def candidate_cap(self) -> int:
+        """The safety cap on the study's total candidates."""
+        return self.max_candidates or MAX_CANDIDATES_PER_EVALUATION * self.budget
+
+    def validate(self) -> "SearchConfig":
+        """Check every value; return ``self``.
+
+        Raises:
+            UsageError: a value out of range or a bad combination, with a one-line message.
+            DataNotFoundError: ``benchmark`` names a path that does not exist.
+        """
+        _choice("--space", self.space, SPACES)
+        _choice("--dataset", self.dataset, DATASETS)
+        _choice("--hardware", self.hardware, HARDWARE)
+        _choice("--precision", self.precision, PRECISIONS)
+        _choice("--filter", self.filter, FILTERS)
+        _choice("--dvfs", self.dvfs, DVFS_MODES)
+        _choice("--sampler", self.sampler, SAMPLERS)
+        if not self.objectives:
+            raise UsageError("--objectives needs at least one of accuracy, throughput, energy")
+        for name in self.objectives:
+            _choice("--objectives", name, OBJECTIVE_NAMES)
+        if len(set(self.objectives)) != len(self.objectives):
+            raise UsageError(f"--objectives lists an objective twice: {','.join(self.objectives)}")
+        if self.budget < 1:
+            raise UsageError(f"--budget must be at least 1, got {self.budget}")
+        if self.batch_size < 1:
+            raise UsageError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if not 0.0 < self.target_recall <= 1.0:
+            raise UsageError(f"--target-recall must be in (0, 1], got {self.target_recall}")
+        if self.seed < 0:
+            raise UsageError(f"--seed must be non-negative, got {self.seed}")
+        if not 1 <= self.workers <= 256:
+            raise UsageError(f"--workers must be between 1 and 256, got {self.workers}")
+        if self.max_candidates is not None and self.max_candidates < self.budget:
+            raise UsageError(
+                f"--max-candidates ({self.max_candidates}) must be at least --budget ({self.budget})"
+            )
+        if not self.lease_s >= 5.0:
+            raise UsageError(f"--lease-s must be at least 5 seconds, got {self.lease_s}")
+        if self.dvfs == "measured" and not self.allow_clock_control:
+            raise UsageError("--dvfs measured changes the GPU clocks; add --allow-clock-control to allow it")
+        if self.study_name is not None and not _STUDY_NAME_RE.match(self.study_name):
+            raise UsageError(
+                f"--study-name must be 1-100 characters of letters, digits, '.', '_' or '-', "
+                f"starting with a letter or digit; got {self.study_name!r}"
+            )
+        if self.benchmark is not None and not Path(self.benchmark).expanduser().exists():
+            raise DataNotFoundError(f"--benchmark: {self.benchmark} does not exist")
+        if self.out_dir.exists() and not self.out_dir.is_dir():
+            raise UsageError(f"--out: {self.out_dir} exists and is not a folder")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict with the derived names filled in."""
+        d = dataclasses.asdict(self)
+        d["objectives"] = list(self.objectives)
+        d["study_name"] = self.resolved_study_name
+        d["out"] = str(self.out_dir)
+        d["max_candidates"] = self.candidate_cap
+        return d
+
+    def study_defining(self) -> dict[str, Any]:
+        """The fields of `STUDY_DEFINING` as a dict (objectives as a list)."""
+        d = self.to_dict()
+        return {k: d[k] for k in STUDY_DEFINING}
+
+    def to_json(self) -> str:
+        """`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SearchConfig":
+        """Inverse of `to_dict`; unknown keys are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        if "objectives" in kw:
+            kw["objectives"] = tuple(kw["objectives"])
+        return cls(**kw)
+
+
+def parse_objectives(text: str) -> tuple[str, ...]:
+    """``"accuracy,energy"`` -> ``("accuracy", "energy")`` in canonical order.
+
+    Raises:
+        UsageError: an empty list, an unknown name or a repeated name.
+    """
+    names = tuple(p.strip().lower() for p in text.split(",") if p.strip())
+    if not names:
+        raise UsageError("--objectives needs at least one of accuracy, throughput, energy")
+    for name in names:
+        _choice("--objectives", name, OBJECTIVE_NAMES)
+    if len(set(names)) != len(names):
+        raise UsageError(f"--objectives lists an objective twice: {text}")
+    return tuple(n for n in OBJECTIVE_NAMES if n in names)
+
+
+def mismatched_fields(stored: dict[str, Any], config: SearchConfig) -> list[str]:
+    """The `STUDY_DEFINING` fields whose stored value differs from ``config``'s, as ``name=a!=b``."""
+    mine = config.study_defining()
+    return [
+        f"{k}: stored {stored[k]!r}, given {mine[k]!r}"
+        for k in STUDY_DEFINING
+        if k in stored and stored[k] != mine[k]
+    ]
+
+
+def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise UsageError(f"{flag}: {value!r} is not one of {', '.join(choices)}")

@@ -1,0 +1,303 @@
+"""One search worker: the loop over candidates, and what happens to each, top to bottom.
+
+For each candidate (one Optuna trial, ask-and-tell):
+
+1. **suggest** an architecture and **canonicalize** it; a network the study has already seen is a
+   *duplicate*: it is answered from the earlier trial's result (same values, same state) without
+   measuring it again or spending budget.
+2. **measure** it cheaply (throughput, utilization, energy per image at the default clock).
+3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures.
+4. **claim** a budget slot for its canonical network (atomic across workers, see
+   `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
+5. **evaluate** its accuracy (the expensive step the budget counts).
+6. find its **energy-optimal clock** (DVFS) and score throughput and energy there.
+7. **tell** the study the objective values, then close the claim.
+
+Before taking new work a worker adopts orphaned claims (their worker died) and finishes them, so a
+study always ends with exactly ``budget`` finished evaluations.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nasenergy.errors import NasEnergyError
+from nasenergy.measurement import Measurement
+from nasenergy.search import trial_record as tr
+from nasenergy.search.claims import DONE, FAILED, FILTERED, RUNNING, Cell, ClaimStore
+from nasenergy.search.components import Components
+from nasenergy.search.config import SearchConfig
+from nasenergy.search.objectives import front_mask, objectives_for
+from nasenergy.search.study import TrialAccess
+
+POLL_S = 0.25
+"""Seconds between looks at the claims while waiting for other workers."""
+
+
+class EnergyUnavailableError(NasEnergyError):
+    """Energy per image is an objective but neither the meter nor the DVFS backend provides it."""
+
+    exit_code = 2
+
+
+def is_candidate_error(exc: NasEnergyError) -> bool:
+    """Whether ``exc`` concerns one candidate (it fails, the search goes on) rather than the run's
+    set-up (the search stops): a lookup miss (e.g. a network absent from a partial benchmark) or
+    a failure of the environment (exit status 1, e.g. a measurement that ran out of memory)."""
+    return isinstance(exc, LookupError) or exc.exit_code != 2
+
+
+@dataclass(frozen=True)
+class WorkerResult:
+    """Why a worker stopped.
+
+    Attributes:
+        reason: ``budget`` (every slot finished), ``max_candidates`` (the safety cap),
+            ``stopped`` (asked to stop) or ``parent_gone`` (its launching process died).
+        candidates: candidates this worker handled.
+    """
+
+    reason: str
+    candidates: int
+
+
+class Worker:
+    """Runs candidates of one study until the budget is finished or it is told to stop.
+
+    Args:
+        config: the run's settings.
+        study: the Optuna study (already created, with the run's directions).
+        components: space, meter, oracle, filter and DVFS backend.
+        storage: the study's Optuna storage object.
+        claims: this worker's claim store (registered, heartbeat running).
+        stop: set to stop after the current candidate.
+        on_candidate: called with each candidate's outcome (e.g. to update a progress bar).
+        parent_pid: stop when the process's parent is no longer this pid (``None``: never).
+    """
+
+    def __init__(
+        self,
+        config: SearchConfig,
+        study: Any,
+        storage: Any,
+        components: Components,
+        claims: ClaimStore,
+        *,
+        stop: threading.Event | Any,
+        on_candidate: Callable[[str], None] | None = None,
+        parent_pid: int | None = None,
+    ) -> None:
+        import optuna
+
+        self.config = config
+        self.study = study
+        self.parts = components
+        self.claims = claims
+        self.stop = stop
+        self.on_candidate = on_candidate or (lambda _outcome: None)
+        self.parent_pid = parent_pid
+        self.objectives = objectives_for(config.objectives)
+        self._trials = TrialAccess(storage, study.study_name)
+        self._observed: set[int] = set()
+        self._front_points = np.empty((0, len(self.objectives)))
+        self._states = optuna.trial.TrialState
+        self._handled = 0
+
+    # ------------------------------------------------------------------ loop
+
+    def run(self) -> WorkerResult:
+        """Work until the budget is finished, the candidate cap is hit, or `stop` is set."""
+        while True:
+            if self.stop.is_set():
+                return WorkerResult("stopped", self._handled)
+            if self.parent_pid is not None and os.getppid() != self.parent_pid:
+                return WorkerResult("parent_gone", self._handled)
+            status = self.claims.status()
+            if status.complete:
+                return WorkerResult("budget", self._handled)
+            if status.orphans:
+                orphan = self.claims.adopt_orphan()
+                if orphan is not None:
+                    self._finish_orphan(orphan)
+                    continue
+            if status.claimed >= status.budget:
+                time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
+                continue
+            if self._trials.count() >= self.config.candidate_cap:
+                return WorkerResult("max_candidates", self._handled)
+            outcome = self._candidate()
+            self._handled += 1
+            self.on_candidate(outcome)
+
+    # ------------------------------------------------------------- candidate
+
+    def _candidate(self) -> str:
+        space = self.parts.space
+        trial = self.study.ask()
+        trial.set_user_attr(tr.WORKER, self.claims.worker_id)
+        try:
+            arch = space.suggest(trial)
+            canonical = str(space.canonical(arch))
+            self._trials.set_attrs(trial.number, {tr.ARCH: str(arch), tr.CANONICAL: canonical, tr.ARCH_INDEX: space.index(arch)})
+            cell = self.claims.lookup(canonical)
+            if cell is not None:
+                return self._answer_duplicate(trial.number, cell)
+            measurement = self.parts.measure(arch)
+            decision = self.parts.filter.admit(
+                measurement, self._sync_front(), features=space.features(arch)
+            )
+            self._trials.set_attrs(trial.number, {tr.MEASUREMENT: measurement.to_dict(), tr.DECISION: decision.to_dict()})
+            if not decision.admit:
+                self.claims.record_filtered(canonical, str(arch), trial.number)
+                return self._tell(trial.number, "filtered", self._states.PRUNED)
+            claim = self.claims.claim(canonical, str(arch), trial.number)
+            if claim.kind == "exists":
+                return self._answer_duplicate(trial.number, claim.cell)
+            if claim.kind == "budget_full":
+                return self._tell(trial.number, "over_budget", self._states.FAIL)
+            return self._evaluate(trial.number, arch, canonical, measurement)
+        except NasEnergyError as exc:
+            if not is_candidate_error(exc):
+                self._abandon(trial.number, str(exc))
+                raise
+            return self._tell(trial.number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
+        except BaseException as exc:
+            self._abandon(trial.number, f"{type(exc).__name__}: {exc}".strip())
+            raise
+
+    def _evaluate(self, number: int, arch: Any, canonical: str, measurement: Measurement | None) -> str:
+        """Steps 5-7 for a claimed network (measuring it first if ``measurement`` is ``None``);
+        closes the claim whatever happens."""
+        try:
+            if measurement is None:
+                measurement = self.parts.measure(arch)
+                self._trials.set_attrs(number, {tr.MEASUREMENT: measurement.to_dict()})
+            evaluation = self.parts.oracle.evaluate(arch, self.config.dataset)
+            clock = self.parts.optimal_clock(measurement) if self.parts.optimal_clock else None
+            scored = self._scored(measurement, evaluation, clock)
+        except NasEnergyError as exc:
+            if not is_candidate_error(exc):
+                self.claims.release(canonical)
+                raise
+            self.claims.finish(canonical, FAILED, trial_number=number)
+            return self._tell(number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
+        except BaseException:
+            self.claims.release(canonical)
+            raise
+        attrs = {tr.EVALUATION: evaluation.as_dict(), tr.SCORED: scored}
+        if clock is not None:
+            attrs[tr.DVFS] = tr.dvfs_attrs(clock)
+        values = [scored[o.column] for o in self.objectives]
+        outcome = self._tell(number, "evaluated", self._states.COMPLETE, attrs, values)
+        self.claims.finish(canonical, DONE, trial_number=number)
+        return outcome
+
+    def _scored(self, measurement: Measurement, evaluation: Any, clock: Any) -> dict[str, Any]:
+        """The objective figures: throughput and energy at the optimal clock (else the default)."""
+        if clock is not None:
+            throughput, energy = clock.best.throughput_img_per_s, clock.best.energy_j_per_img
+            source = str(clock.source)
+            thr_source = energy_source = source
+        else:
+            throughput, energy = measurement.throughput_img_per_s, measurement.energy_j_per_img
+            thr_source = energy_source = measurement.source
+        if "energy" in self.config.objectives and (energy is None or not math.isfinite(float(energy))):
+            raise EnergyUnavailableError(
+                f"energy per image is unavailable from the {measurement.device_name} meter "
+                f"({measurement.energy_basis}); use a DVFS backend (--dvfs modelled) or leave energy out of --objectives"
+            )
+        return {
+            "accuracy_pct": float(evaluation.accuracy_pct),
+            "throughput_img_per_s": float(throughput),
+            "energy_j_per_img": None if energy is None else float(energy),
+            "throughput_source": thr_source,
+            "energy_source": energy_source if energy is not None else None,
+        }
+
+    # ------------------------------------------------------------ duplicates
+
+    def _answer_duplicate(self, number: int, cell: Cell) -> str:
+        """Answer a known network from its earlier trial (waiting while it is still evaluated)."""
+        while cell.status == RUNNING:
+            if self.stop.is_set():
+                return self._tell(number, "abandoned", self._states.FAIL, {tr.DUPLICATE_OF: cell.trial_number})
+            orphan = self.claims.adopt_orphan()
+            if orphan is not None:
+                self._finish_orphan(orphan)
+            else:
+                time.sleep(POLL_S)
+            cell = self.claims.lookup(cell.canonical) or cell
+        original = self._trials.get(cell.trial_number)
+        attrs = {k: original.user_attrs[k] for k in tr.RESULT_ATTRS if k in original.user_attrs}
+        attrs[tr.DUPLICATE_OF] = cell.trial_number
+        if cell.status == DONE:
+            return self._tell(number, "duplicate", self._states.COMPLETE, attrs, original.values)
+        state = self._states.PRUNED if cell.status == FILTERED else self._states.FAIL
+        return self._tell(number, "duplicate", state, attrs)
+
+    # --------------------------------------------------------------- orphans
+
+    def _finish_orphan(self, cell: Cell) -> None:
+        """Finish a claim whose worker died: re-measure and evaluate its network, tell its trial."""
+        original = self._trials.get(cell.trial_number)
+        if original.state == self._states.COMPLETE:  # it died after telling, before closing
+            self.claims.finish(cell.canonical, DONE)
+            return
+        arch = self.parts.space.parse(cell.arch)
+        number = cell.trial_number
+        if original.state != self._states.RUNNING:  # its trial was closed: record a fresh one
+            number = self._trials.create_running_copy(original, (tr.ARCH, tr.CANONICAL, tr.ARCH_INDEX, tr.DECISION))
+        self._trials.set_attrs(number, {tr.WORKER: self.claims.worker_id})
+        self._evaluate(number, arch, cell.canonical, None)
+
+    # ---------------------------------------------------------------- helpers
+
+    def _tell(
+        self,
+        number: int,
+        outcome: str,
+        state: Any,
+        attrs: dict[str, Any] | None = None,
+        values: Any = None,
+    ) -> str:
+        self._trials.set_attrs(number, {**(attrs or {}), tr.OUTCOME: outcome})
+        self.study.tell(number, values if state == self._states.COMPLETE else None, state=state, skip_if_finished=True)
+        return outcome
+
+    def _abandon(self, number: int, message: str) -> None:
+        """Close a trial cut short by an error or an interrupt (never raises)."""
+        try:
+            self._tell(number, "abandoned", self._states.FAIL, {tr.ERROR: message[:500]})
+        except Exception:  # the storage may be what failed; the trial then stays RUNNING
+            pass
+
+    def _sync_front(self) -> np.ndarray:
+        """Teach the filter every evaluation finished since the last call (by any worker) and
+        return the current Pareto front's points in objective order."""
+        new_points = []
+        for t in self.study.get_trials(deepcopy=False, states=(self._states.COMPLETE,)):
+            if t.number in self._observed or t.user_attrs.get(tr.OUTCOME) != "evaluated":
+                continue
+            self._observed.add(t.number)
+            scored = t.user_attrs.get(tr.SCORED, {})
+            measurement = Measurement.from_dict(t.user_attrs[tr.MEASUREMENT])
+            self.parts.filter.observe(
+                measurement,
+                scored["accuracy_pct"],
+                features=self.parts.space.features(t.user_attrs[tr.ARCH]),
+                throughput_img_per_s=scored.get("throughput_img_per_s"),
+                energy_j_per_img=scored.get("energy_j_per_img"),
+            )
+            new_points.append([scored[o.column] for o in self.objectives])
+        if new_points:
+            pts = np.vstack([self._front_points, np.asarray(new_points, dtype=float)])
+            self._front_points = pts[front_mask(pts, self.objectives)]
+        return self._front_points

@@ -1,0 +1,74 @@
+"""The live progress bar: full evaluations out of the budget, with the run's counts.
+
+It reads the study and the claims (so it counts every worker's candidates, not only this
+process's) at most every `REFRESH_S` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from nasenergy.search import trial_record as tr
+from nasenergy.search.claims import ClaimStore
+from nasenergy.search.objectives import SearchObjective, front_mask, hv_hypervolume
+
+REFRESH_S = 0.5
+
+
+class Progress:
+    """A tqdm bar (or nothing when ``enabled`` is false).
+
+    Args:
+        study: the run's study.
+        claims: its claims.
+        objectives: the run's objectives.
+        enabled: show the bar (``--quiet`` turns it off).
+    """
+
+    def __init__(self, study: Any, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool) -> None:
+        self._study = study
+        self._claims = claims
+        self._objectives = objectives
+        self._last = 0.0
+        self._bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            status = claims.status()
+            self._bar = tqdm(total=status.budget, initial=status.done, unit="eval", desc="full evaluations", dynamic_ncols=True)
+
+    def refresh(self, *_: Any, force: bool = False) -> None:
+        """Update the bar (throttled unless ``force``)."""
+        if self._bar is None or (not force and time.monotonic() - self._last < REFRESH_S):
+            return
+        self._last = time.monotonic()
+        status = self._claims.status()
+        trials = self._study.get_trials(deepcopy=False)
+        outcomes = Counter(t.user_attrs.get(tr.OUTCOME) for t in trials)
+        points = np.array(
+            [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == "evaluated" and t.values],
+            dtype=float,
+        ).reshape(-1, len(self._objectives))
+        front = int(front_mask(points, self._objectives).sum()) if len(points) else 0
+        self._bar.total = status.budget
+        self._bar.n = status.done
+        self._bar.set_postfix(
+            seen=len(trials),
+            filtered=outcomes["filtered"],
+            dup=outcomes["duplicate"],
+            front=front,
+            hv=f"{hv_hypervolume(points, self._objectives):.4g}",
+            refresh=False,
+        )
+        self._bar.refresh()
+
+    def close(self) -> None:
+        """Draw the final state and release the terminal line."""
+        if self._bar is not None:
+            self.refresh(force=True)
+            self._bar.close()
+            self._bar = None

@@ -1,0 +1,240 @@
+"""What a run leaves in its folder, and how to read it back.
+
+* ``candidates.csv``: one row per candidate (trial), filtered ones too, with every figure and its
+  provenance (``measure_source``, ``accuracy_source``, ``dvfs_source``, ``throughput_source``,
+  ``energy_source``).
+* ``pareto_front.csv``: the evaluated candidates on the Pareto front of the chosen objectives.
+* ``report.md``, ``env.json``, ``config.json`` and the PNG plots.
+
+Rows are built from the Optuna study alone (its trials' user attributes), so the files can be
+rewritten at any time, by any worker, and after a crash.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.search.objectives import SearchObjective, front_mask, objectives_for, points_of
+
+CANDIDATES_CSV = "candidates.csv"
+FRONT_CSV = "pareto_front.csv"
+CONFIG_JSON = "config.json"
+ENV_JSON = "env.json"
+REPORT_MD = "report.md"
+
+OUTCOMES: tuple[str, ...] = ("evaluated", "filtered", "duplicate", "failed", "over_budget", "abandoned", "running")
+"""What happened to a candidate: fully evaluated, filtered (cheap figures only), a duplicate of an
+earlier canonical network, failed, measured but the budget was already spent, abandoned by a
+worker that died or was interrupted, or still running."""
+
+# column -> type ("int", "float", "bool" or "str"); the order is the CSV's.
+CANDIDATE_COLUMNS: dict[str, str] = {
+    "trial_number": "int",
+    "state": "str",
+    "outcome": "str",
+    "duplicate_of": "int",
+    "evaluation_number": "int",
+    "on_front": "bool",
+    "arch": "str",
+    "canonical": "str",
+    "arch_index": "int",
+    "accuracy_pct": "float",
+    "throughput_img_per_s": "float",
+    "energy_j_per_img": "float",
+    "throughput_source": "str",
+    "energy_source": "str",
+    "accuracy_source": "str",
+    "accuracy_split": "str",
+    "accuracy_schedule": "str",
+    "accuracy_trial": "str",
+    "eval_cost_s": "float",
+    "eval_cost_source": "str",
+    "measure_throughput_img_per_s": "float",
+    "measure_energy_j_per_img": "float",
+    "measure_energy_basis": "str",
+    "utilization": "float",
+    "flops_per_img": "float",
+    "params": "int",
+    "measure_device": "str",
+    "measure_precision": "str",
+    "measure_batch_size": "int",
+    "measure_sm_clock_mhz": "float",
+    "measure_cost_s": "float",
+    "measure_source": "str",
+    "filter_mode": "str",
+    "filter_admit": "bool",
+    "filter_reason": "str",
+    "dvfs_source": "str",
+    "optimal_sm_clock_mhz": "float",
+    "default_sm_clock_mhz": "float",
+    "default_energy_j_per_img": "float",
+    "energy_saving_pct": "float",
+    "dvfs_n_probes": "int",
+    "dvfs_caveat": "str",
+    "worker": "str",
+    "datetime_start": "str",
+    "datetime_complete": "str",
+    "error": "str",
+}
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run read back from its folder.
+
+    Attributes:
+        run_dir: the folder.
+        config: ``config.json`` as a dict.
+        rows: ``candidates.csv`` rows, typed (empty cells are ``None``).
+        env: ``env.json`` as a dict (empty if missing).
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    rows: list[dict[str, Any]]
+    env: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The study name (or the folder name)."""
+        return str(self.config.get("study_name") or self.run_dir.name)
+
+    @property
+    def objectives(self) -> tuple[SearchObjective, ...]:
+        """The run's objectives."""
+        return objectives_for(self.config.get("objectives", ("accuracy", "throughput", "energy")))
+
+    @property
+    def evaluated(self) -> list[dict[str, Any]]:
+        """The fully evaluated, non-duplicate candidates in evaluation order."""
+        return evaluated_rows(self.rows)
+
+    @property
+    def front(self) -> list[dict[str, Any]]:
+        """The candidates on the Pareto front."""
+        return [r for r in self.rows if r.get("on_front")]
+
+
+def evaluated_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with outcome ``evaluated``, sorted by ``evaluation_number``."""
+    ev = [dict(r) for r in rows if r.get("outcome") == "evaluated"]
+    return sorted(ev, key=lambda r: (r.get("evaluation_number") or 0, r["trial_number"]))
+
+
+def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
+    """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front."""
+    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == "evaluated"]
+    mask = front_mask(points_of([rows[i] for i in ev_idx], objectives), objectives) if ev_idx else []
+    for r in rows:
+        r["on_front"] = False
+    for i, on in zip(ev_idx, mask):
+        rows[i]["on_front"] = bool(on)
+
+
+def number_evaluations(rows: list[dict[str, Any]]) -> None:
+    """Set ``evaluation_number`` (1, 2, ...) on evaluated rows, in order of completion."""
+    ev = [r for r in rows if r.get("outcome") == "evaluated"]
+    ev.sort(key=lambda r: (r.get("datetime_complete") or "", r["trial_number"]))
+    for k, r in enumerate(ev, start=1):
+        r["evaluation_number"] = k
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _parse(value: str, kind: str) -> Any:
+    if value == "":
+        return None
+    if kind == "int":
+        return int(float(value))
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        return value.lower() == "true"
+    return value
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """``rows`` as CSV text with a header of ``columns``."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow([_format(r.get(c)) for c in columns])
+    return buf.getvalue()
+
+
+def read_candidates(path: Path) -> list[dict[str, Any]]:
+    """Rows of a ``candidates.csv`` (or ``pareto_front.csv``), typed by `CANDIDATE_COLUMNS`.
+
+    Raises:
+        DataNotFoundError: no such file.
+        UsageError: the file lacks the ``trial_number`` or ``outcome`` column.
+    """
+    if not path.is_file():
+        raise DataNotFoundError(f"{path} does not exist")
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        if "trial_number" not in header or "outcome" not in header:
+            raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
+        return [{k: _parse(v or "", CANDIDATE_COLUMNS.get(k, "str")) for k, v in row.items()} for row in reader]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from None
+
+
+def load_run(run_dir: str | Path) -> RunRecord:
+    """Read a run folder's ``config.json``, ``candidates.csv`` and ``env.json``.
+
+    Raises:
+        DataNotFoundError: the folder or its ``candidates.csv`` is missing.
+    """
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise DataNotFoundError(f"run folder {d} does not exist")
+    rows = read_candidates(d / CANDIDATES_CSV)
+    return RunRecord(d, _read_json(d / CONFIG_JSON), rows, _read_json(d / ENV_JSON))
+
+
+def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
+    """Number the evaluations, mark the front and write both CSV files."""
+    number_evaluations(rows)
+    mark_front(rows, objectives)
+    cols = list(CANDIDATE_COLUMNS)
+    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols))
+    front = sorted((r for r in rows if r["on_front"]), key=lambda r: -(r.get("accuracy_pct") or 0.0))
+    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols))
+
+
+def write_json(path: Path, data: Mapping[str, Any]) -> None:
+    """``data`` as indented JSON, atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")

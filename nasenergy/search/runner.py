@@ -1,0 +1,304 @@
+"""`run_search`: one command's share of a study, from start-up repairs to the files it leaves.
+
+Start-up: take the run folder's lock; open the storage and the claims; create or load the study
+and check it against the settings; with the local journal storage (the folder held exclusively)
+end every earlier worker's lease and close its unfinished trials, so a resume after ``kill -9``
+adopts the orphaned claims at once. Then run the workers: in this process (``--workers 1``) or as
+child processes (one GPU each where GPUs are visible). Finally rebuild the run's files from the
+study. Ctrl-C stops every worker after its current candidate (a second Ctrl-C abandons it and
+returns its budget slot); the files are still written and the command to resume is printed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from nasenergy.errors import NasEnergyError
+from nasenergy.search import run_files
+from nasenergy.search.claims import ClaimStore, Heartbeat
+from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.config import SearchConfig
+from nasenergy.search.env_info import collect_env
+from nasenergy.search.locks import RunFolderLock
+from nasenergy.search.objectives import objectives_for
+from nasenergy.search.pipeline import Worker, WorkerResult
+from nasenergy.search.progress import Progress
+from nasenergy.search.storage import (
+    StorageSpec,
+    check_reachable,
+    clear_stale_journal_lock,
+    open_optuna_storage,
+    resolve_storage,
+)
+from nasenergy.search.study import (
+    WORKER_ATTR_PREFIX,
+    TrialAccess,
+    close_abandoned_trials,
+    create_or_load_study,
+    load_worker_study,
+)
+from nasenergy.search.trial_record import row_from_trial
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one `run_search` call did.
+
+    Attributes:
+        out_dir: the run folder.
+        study_name: the Optuna study.
+        budget: the study's budget of full evaluations.
+        evaluated: full evaluations the study has finished (all workers, all sessions).
+        candidates: candidates the study has seen.
+        stop_reason: ``budget``, ``max_candidates``, ``interrupted`` or ``worker_failed``.
+        files: the files written.
+        resume_command: the command that continues the run.
+        dashboard_command: the command that opens the study in optuna-dashboard.
+    """
+
+    out_dir: Path
+    study_name: str
+    budget: int
+    evaluated: int
+    candidates: int
+    stop_reason: str
+    files: list[Path]
+    resume_command: str
+    dashboard_command: str
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole budget has been evaluated."""
+        return self.evaluated >= self.budget
+
+
+def run_search(
+    config: SearchConfig,
+    *,
+    components_factory: ComponentsFactory = build_components,
+    resume_command: str | None = None,
+) -> RunSummary:
+    """Run (or resume, or join) the search ``config`` describes.
+
+    Args:
+        config: the settings (validated here).
+        components_factory: builds each worker's parts; with ``workers > 1`` an importable
+            module-level function.
+        resume_command: the command line to print for resuming (default: this process's argv).
+
+    Raises:
+        NasEnergyError: bad settings, a study that disagrees with them, an unreachable storage,
+            or a run folder in use.
+    """
+    config.validate()
+    out = config.out_dir
+    resume_command = resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]])
+    spec = resolve_storage(config.storage, out)
+    check_reachable(spec)
+    exclusive = spec.kind == "journal"
+    with RunFolderLock(out) as lock:
+        if exclusive:
+            lock.acquire_exclusive()
+            clear_stale_journal_lock(spec)
+        else:
+            lock.acquire_shared()
+        storage = open_optuna_storage(spec)
+        claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+        try:
+            claims.ensure_study(config.budget, config.study_defining())
+            study = create_or_load_study(config, storage)
+            study.set_user_attr("nasenergy_settings", config.study_defining())
+            if exclusive:
+                claims.expire_all_leases()
+            close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=exclusive)
+            run_files.write_json(out / run_files.CONFIG_JSON, config.to_dict())
+            if exclusive:
+                lock.acquire_shared()  # let this run's worker processes in, keep other runs out
+            progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
+            try:
+                reason = _run_workers(config, spec, components_factory, progress)
+            finally:
+                progress.close()
+            files = write_outputs(config, study, spec, resume_command)
+            status = claims.status()
+        finally:
+            claims.close()
+    return RunSummary(
+        out_dir=out,
+        study_name=config.resolved_study_name,
+        budget=status.budget,
+        evaluated=status.done,
+        candidates=len(study.get_trials(deepcopy=False)),
+        stop_reason=reason,
+        files=files,
+        resume_command=resume_command,
+        dashboard_command=spec.dashboard_command(),
+    )
+
+
+# ------------------------------------------------------------------------------------- workers
+
+
+def run_worker(
+    config: SearchConfig,
+    spec: StorageSpec,
+    components_factory: ComponentsFactory,
+    *,
+    stop: Any,
+    on_candidate: Any = None,
+    parent_pid: int | None = None,
+) -> WorkerResult:
+    """One worker's whole life: build its parts, register, heartbeat, work, retire."""
+    components = components_factory(config)
+    storage = open_optuna_storage(spec)
+    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+    try:
+        rank = claims.register_worker()
+        study = load_worker_study(config, storage, rank=rank)
+        study.set_user_attr(
+            WORKER_ATTR_PREFIX + claims.worker_id,
+            {"rank": rank, "seed": config.seed + rank, "pid": os.getpid(), "parts": components.describe},
+        )
+        with Heartbeat(claims):
+            worker = Worker(
+                config, study, storage, components, claims, stop=stop, on_candidate=on_candidate, parent_pid=parent_pid
+            )
+            return worker.run()
+    finally:
+        claims.retire_worker()
+        claims.close()
+
+
+def _run_workers(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress) -> str:
+    if config.workers == 1:
+        stop = threading.Event()
+        with _interrupts(stop):
+            try:
+                result = run_worker(config, spec, factory, stop=stop, on_candidate=progress.refresh)
+            except KeyboardInterrupt:
+                return "interrupted"
+        return "interrupted" if stop.is_set() else result.reason
+    return _run_processes(config, spec, factory, progress)
+
+
+def _visible_gpus() -> list[str]:
+    """GPU ids workers may be pinned to: ``CUDA_VISIBLE_DEVICES``, else NVML's count."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g for g in env.split(",") if g.strip()]
+    from nasenergy.search.env_info import gpu_info
+
+    return [str(i) for i in range(len(gpu_info()["gpus"]))]
+
+
+def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress) -> str:
+    ctx = multiprocessing.get_context("spawn")
+    stop = ctx.Event()
+    gpus = _visible_gpus() if config.hardware in ("auto", "cuda") else []
+    procs = [
+        ctx.Process(
+            target=_worker_process,
+            args=(config.to_dict(), spec, factory, stop, gpus[k % len(gpus)] if gpus else None, os.getpid()),
+            name=f"nasenergy-worker-{k}",
+        )
+        for k in range(config.workers)
+    ]
+
+    def hard_stop() -> None:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()  # SIGTERM: the worker gives back its claim and exits
+
+    interrupted = False
+    with _interrupts(stop):
+        for p in procs:
+            p.start()
+        try:
+            while any(p.is_alive() for p in procs):
+                for p in procs:
+                    p.join(timeout=0.2)
+                progress.refresh()
+        except KeyboardInterrupt:
+            interrupted = True
+            hard_stop()
+            for p in procs:
+                p.join()
+    failed = [p for p in procs if p.exitcode not in (0, None)]
+    if interrupted or stop.is_set():
+        return "interrupted"
+    return "worker_failed" if failed else "budget"
+
+
+def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: Any, gpu: str | None, parent_pid: int) -> None:
+    """Entry point of a worker process (spawned): exit status 0, 1 or 2 like the command."""
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent coordinates Ctrl-C through `stop`
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    config = SearchConfig.from_dict({**config_dict, "workers": 1, "quiet": True})
+    lock = RunFolderLock(config.out_dir)
+    lock.acquire_shared()
+    try:
+        run_worker(config, spec, factory, stop=stop, parent_pid=parent_pid)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    finally:
+        lock.release()
+
+
+def _raise_interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _interrupts(stop: Any) -> Iterator[None]:
+    """First Ctrl-C: stop after the current candidate. Second Ctrl-C (or SIGTERM): stop now."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(*_: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping after the current candidate (Ctrl-C again to stop at once)", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_sigint), signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
+
+
+# ------------------------------------------------------------------------------------- outputs
+
+
+def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_command: str) -> list[Path]:
+    """Rebuild every file of the run folder from the study; returns the files written."""
+    from nasenergy.plots import draw_run
+    from nasenergy.report import render_report
+
+    out = config.out_dir
+    objectives = objectives_for(config.objectives)
+    rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
+    run_files.write_tables(out, rows, objectives)
+    workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
+    env = collect_env(seed=config.seed, workers=workers, storage=spec.display)
+    run_files.write_json(out / run_files.ENV_JSON, env)
+    record = run_files.RunRecord(out, config.to_dict(), rows, env)
+    report = render_report(record, resume_command=resume_command, dashboard_command=spec.dashboard_command())
+    run_files.write_text_atomic(out / run_files.REPORT_MD, report)
+    names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
+    return [out / n for n in names] + draw_run(record)

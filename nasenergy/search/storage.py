@@ -1,0 +1,176 @@
+"""Where a study lives: a journal file in the run folder, or a database shared by workers.
+
+Without ``--storage`` the Optuna study is an append-only journal (``study.journal``) in the run
+folder and the claims table is a SQLite file beside it (``claims.sqlite``); several worker processes
+on this machine may share them. With ``--storage postgresql://user@host:port/db`` the study and the
+claims live in that database, so workers on many machines can share one study. ``sqlite:///file``
+URLs are accepted too (one machine only).
+
+SQLAlchemy 2.1 maps a bare ``postgresql://`` URL to the psycopg 3 driver; nasenergy depends on
+psycopg2, so a bare URL is pointed at psycopg2 unless psycopg 3 is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from nasenergy.errors import UsageError
+
+if TYPE_CHECKING:
+    import optuna
+
+JOURNAL_FILE = "study.journal"
+CLAIMS_FILE = "claims.sqlite"
+_JOURNAL_LOCK_SUFFIX = ".lock"  # the lock file optuna's JournalFileSymlinkLock creates beside it
+_SCHEMES = ("postgresql", "postgres", "sqlite")
+
+
+class StorageError(UsageError):
+    """A storage URL that is malformed, unsupported or unreachable."""
+
+
+@dataclass(frozen=True)
+class StorageSpec:
+    """A resolved storage.
+
+    Attributes:
+        kind: ``journal`` (a file in the run folder) or ``rdb`` (a database URL).
+        location: the journal file path, or the driver-qualified database URL.
+        claims_url: the SQLAlchemy URL of the claims tables.
+        display: ``location`` safe to print (password masked).
+    """
+
+    kind: Literal["journal", "rdb"]
+    location: str
+    claims_url: str
+    display: str
+
+    @property
+    def is_shared_database(self) -> bool:
+        """Whether workers on other machines may join (a server database, not a local file)."""
+        return self.kind == "rdb" and not self.location.startswith("sqlite")
+
+    def dashboard_command(self) -> str:
+        """The optuna-dashboard command that opens this storage."""
+        return f"optuna-dashboard {self.display}"
+
+
+def resolve_storage(url: str | None, out_dir: Path) -> StorageSpec:
+    """The storage for ``--storage url`` (or the run folder's journal when ``url`` is ``None``).
+
+    Raises:
+        StorageError: a malformed URL or an unsupported database.
+    """
+    if url is None:
+        journal = out_dir.resolve() / JOURNAL_FILE
+        claims = f"sqlite:///{out_dir.resolve() / CLAIMS_FILE}"
+        return StorageSpec("journal", str(journal), claims, str(journal))
+    qualified = normalize_url(url)
+    return StorageSpec("rdb", qualified, qualified, mask_password(qualified))
+
+
+def normalize_url(url: str) -> str:
+    """Validate an RDB URL and make its driver explicit where SQLAlchemy would guess wrong.
+
+    Raises:
+        StorageError: a malformed URL or a scheme other than PostgreSQL or SQLite.
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StorageError(
+            f"--storage: {url!r} is not a database URL; use postgresql://user@host:port/dbname"
+        ) from None
+    backend = parsed.get_backend_name()
+    if backend not in _SCHEMES:
+        raise StorageError(
+            f"--storage: unsupported database {backend!r}; use postgresql://user@host:port/dbname "
+            "(or leave --storage out for a journal file in the run folder)"
+        )
+    if backend in ("postgresql", "postgres"):
+        if not parsed.database:
+            raise StorageError(f"--storage: {mask_password(url)} names no database")
+        driver = parsed.get_driver_name() if "+" in parsed.drivername else None
+        if driver is None:
+            driver = "psycopg" if importlib.util.find_spec("psycopg") else "psycopg2"
+        parsed = parsed.set(drivername=f"postgresql+{driver}")
+    elif not parsed.database:
+        raise StorageError("--storage: a sqlite URL needs a file, e.g. sqlite:///runs/study.db")
+    return parsed.render_as_string(hide_password=False)
+
+
+def mask_password(url: str) -> str:
+    """``url`` with its password replaced by ``***``."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
+    """Connect once to a database storage.
+
+    Raises:
+        StorageError: the database cannot be reached, with the driver's first line.
+    """
+    if spec.kind != "rdb":
+        return
+    import sqlalchemy as sa
+
+    connect_args = {"connect_timeout": timeout_s} if spec.is_shared_database else {}
+    engine = sa.create_engine(spec.location, connect_args=connect_args)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except sa.exc.SQLAlchemyError as exc:
+        first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
+        raise StorageError(
+            f"--storage: cannot connect to {spec.display}: {first[0] if first else type(exc).__name__}"
+        ) from None
+    finally:
+        engine.dispose()
+
+
+def clear_stale_journal_lock(spec: StorageSpec) -> None:
+    """Remove the journal's lock file left by a killed process.
+
+    Only call this while holding the run folder exclusively (no live worker can own the lock).
+    """
+    if spec.kind == "journal":
+        Path(spec.location + _JOURNAL_LOCK_SUFFIX).unlink(missing_ok=True)
+
+
+def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.storages.BaseStorage":
+    """The Optuna storage for ``spec``.
+
+    Several workers may create the RDB schema at the same moment; a failed first attempt is
+    retried a few times.
+    """
+    import optuna
+    import sqlalchemy as sa
+
+    if spec.kind == "journal":
+        from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+        return JournalStorage(JournalFileBackend(spec.location))
+    engine_kwargs = {"pool_pre_ping": True}
+    if spec.is_shared_database:
+        engine_kwargs["connect_args"] = {"connect_timeout": 10}
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+        except sa.exc.SQLAlchemyError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")

@@ -1,0 +1,140 @@
+"""The Optuna study of a run: its directions, objective names, samplers and start-up repairs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nasenergy.errors import UsageError
+from nasenergy.search import trial_record as tr
+from nasenergy.search.claims import RUNNING, ClaimStore
+from nasenergy.search.config import SearchConfig
+from nasenergy.search.objectives import objectives_for
+
+WORKER_ATTR_PREFIX = "worker:"
+"""Study user attributes ``worker:<id>`` describe each worker (rank, seed, host, parts)."""
+
+
+def make_sampler(name: str, *, seed: int, budget: int) -> Any:
+    """The Optuna sampler ``name`` (``tpe``, ``nsga2`` or ``random``), seeded.
+
+    NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
+    several generations.
+    """
+    import optuna
+
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise UsageError(f"--sampler: {name!r} is not one of tpe, nsga2, random")
+
+
+def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
+    """Create the run's study (or load it) and check its directions.
+
+    Raises:
+        UsageError: a study of that name exists with other objectives.
+    """
+    import optuna
+
+    objectives = objectives_for(config.objectives)
+    directions = [o.sense for o in objectives]
+    study = optuna.create_study(
+        storage=storage, study_name=config.resolved_study_name, directions=directions, load_if_exists=True
+    )
+    found = [d.name.lower() for d in study.directions]
+    if found != directions:
+        raise UsageError(
+            f"study {config.resolved_study_name!r} exists with directions {found}, not {directions}; "
+            "use another --study-name"
+        )
+    if study.metric_names is None:
+        study.set_metric_names([o.column for o in objectives])
+    return study
+
+
+def load_worker_study(config: SearchConfig, storage: Any, *, rank: int) -> Any:
+    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``."""
+    import optuna
+
+    sampler = make_sampler(config.sampler, seed=config.seed + rank, budget=config.budget)
+    return optuna.load_study(study_name=config.resolved_study_name, storage=storage, sampler=sampler)
+
+
+class TrialAccess:
+    """Trials of one study by number, through the storage (any process may touch any trial).
+
+    Args:
+        storage: the Optuna storage.
+        study_name: the study.
+    """
+
+    def __init__(self, storage: Any, study_name: str) -> None:
+        self.storage = storage
+        self.study_id = storage.get_study_id_from_name(study_name)
+
+    def trial_id(self, number: int) -> int:
+        """The storage's id of trial ``number``."""
+        return self.storage.get_trial_id_from_study_id_trial_number(self.study_id, number)
+
+    def get(self, number: int) -> Any:
+        """The `FrozenTrial` of trial ``number``."""
+        return self.storage.get_trial(self.trial_id(number))
+
+    def set_attrs(self, number: int, attrs: dict[str, Any]) -> None:
+        """Set user attributes of a trial that is not finished."""
+        trial_id = self.trial_id(number)
+        for key, value in attrs.items():
+            self.storage.set_trial_user_attr(trial_id, key, value)
+
+    def count(self) -> int:
+        """How many trials the study has."""
+        return self.storage.get_n_trials(self.study_id)
+
+    def create_running_copy(self, original: Any, keep_attrs: tuple[str, ...]) -> int:
+        """A new RUNNING trial with ``original``'s parameters and the ``keep_attrs`` user
+        attributes; returns its number."""
+        import optuna
+
+        template = optuna.trial.create_trial(
+            state=optuna.trial.TrialState.RUNNING,
+            params=original.params,
+            distributions=original.distributions,
+            user_attrs={k: v for k, v in original.user_attrs.items() if k in keep_attrs},
+        )
+        trial_id = self.storage.create_new_trial(self.study_id, template_trial=template)
+        return self.storage.get_trial_number_from_id(trial_id)
+
+
+def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, *, everyone_dead: bool) -> int:
+    """Mark ``abandoned`` (state FAIL) the running trials whose worker is gone.
+
+    A trial still holding a running claim is left alone: a worker adopts the claim and finishes
+    that very trial.
+
+    Args:
+        study: the run's study.
+        trials: access to its trials.
+        claims: the study's claims.
+        everyone_dead: no worker of the study is alive (the run folder is held exclusively), so
+            every running trial is abandoned; otherwise only those whose worker's lease expired.
+
+    Returns:
+        How many trials were closed.
+    """
+    import optuna
+
+    running = optuna.trial.TrialState.RUNNING
+    live = claims.live_workers()
+    claimed = {c.trial_number for c in claims.cells() if c.status == RUNNING}
+    closed = 0
+    for t in study.get_trials(deepcopy=False, states=(running,)):
+        worker = t.user_attrs.get(tr.WORKER)
+        if t.number in claimed or not (everyone_dead or (worker is not None and worker not in live)):
+            continue
+        trials.set_attrs(t.number, {tr.OUTCOME: "abandoned"})
+        study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        closed += 1
+    return closed

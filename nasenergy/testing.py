@@ -1,0 +1,37 @@
+"""Fakes for testing code that uses nasenergy's hardware layer, without a GPU.
+
+* `FakeNvml`: a deterministic drop-in for the ``pynvml`` module (pass it as ``nvml=`` to
+  `nasenergy.hardware.nvml.open_device`), simulating GPUs with a ticking energy counter, power
+  that follows a settable load, lockable clocks, injectable errors and shared state between
+  processes. See `nasenergy.hardware._fake_nvml` for the exact model.
+* `ManualClock`: a hand-advanced time source for `FakeNvml`.
+* `FakeMeter`: a deterministic `Meter` whose figures come from a documented formula over the
+  network's real FLOP count (``device_name="fake"``, ``source="modelled"``), with per-architecture
+  overrides; see `nasenergy.hardware._fake_meter`.
+
+Every figure these fakes produce is synthetic.
+"""
+
+from nasenergy.hardware._fake_meter import FakeMeter
+from nasenergy.hardware._fake_nvml import (
+    H200_GRAPHICS_CLOCKS_MHZ,
+    H200_MEMORY_CLOCKS_MHZ,
+    FakeGpu,
+    FakeHandle,
+    FakeNvml,
+    FakeNvmlCall,
+    FakeNVMLError,
+    ManualClock,
+)
+
+__all__ = [
+    "H200_GRAPHICS_CLOCKS_MHZ",
+    "H200_MEMORY_CLOCKS_MHZ",
+    "FakeGpu",
+    "FakeHandle",
+    "FakeMeter",
+    "FakeNVMLError",
+    "FakeNvml",
+    "FakeNvmlCall",
+    "ManualClock",
+]

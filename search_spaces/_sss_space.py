@@ -1,0 +1,55 @@
+"""The NATS-Bench size search space (SSS)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from search_spaces._network_spec import NetworkSpec
+from search_spaces._space import SearchSpace
+from search_spaces._sss_arch import SSS_CHANNELS, SSS_POSITIONS, SSS_SIZE, SSSArch, parse_sss
+from search_spaces._tss_arch import parse_tss
+
+SSS_CELL = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
+"""The cell every SSS network uses (N = 1 cell per stage)."""
+
+SSS_FEATURE_NAMES: tuple[str, ...] = tuple(f"channels_{p}" for p in range(1, SSS_POSITIONS + 1))
+
+
+class SSSSpace(SearchSpace[SSSArch]):
+    """32,768 width configurations (5 layers x 8 widths) of a fixed-cell network."""
+
+    name = "sss"
+    size = SSS_SIZE
+    feature_names = SSS_FEATURE_NAMES
+
+    def parse(self, text: SSSArch | str) -> SSSArch:
+        return text if isinstance(text, SSSArch) else parse_sss(text)
+
+    def _index_of(self, arch: SSSArch) -> int:
+        return arch.index
+
+    def _arch_at(self, index: int) -> SSSArch:
+        return SSSArch.from_index(index)
+
+    def canonical(self, arch: SSSArch | str) -> SSSArch:
+        """`arch` itself: distinct width configurations are distinct networks."""
+        return self.parse(arch)
+
+    def canonical_classes(self) -> list[SSSArch]:
+        return list(self.enumerate())
+
+    def param_choices(self) -> dict[str, tuple[Any, ...]]:
+        """One categorical per position, ``channels_1`` .. ``channels_5``, over the 8 widths."""
+        return {name: SSS_CHANNELS for name in SSS_FEATURE_NAMES}
+
+    def _from_values(self, values: tuple[Any, ...]) -> SSSArch:
+        return SSSArch(values)
+
+    def network_spec(self, arch: SSSArch | str) -> NetworkSpec:
+        return NetworkSpec(self.parse(arch).channels, parse_tss(SSS_CELL).ops)
+
+    def features(self, arch: SSSArch | str) -> np.ndarray:
+        """The 5 widths divided by the largest width (64), each in (0, 1]."""
+        return np.asarray(self.parse(arch).channels, dtype=np.float64) / max(SSS_CHANNELS)

@@ -1,0 +1,110 @@
+"""Tick-aligned energy windows against a fake GPU whose counter ticks every 100 ms."""
+
+from __future__ import annotations
+
+import pytest
+
+from nasenergy.hardware.energy_window import (
+    CounterSource,
+    EnergyWindowError,
+    PowerSampler,
+    idle_power_w,
+    run_energy_windows,
+    window_energies,
+)
+from nasenergy.hardware.nvml import open_device
+from nasenergy.testing import FakeGpu, FakeNvml, ManualClock
+
+POWER_W = 300.0
+RATE_IMG_PER_S = 10_000.0   # true energy per image: 300 W / 10k img/s = 0.03 J
+
+
+class FakeWorkload:
+    """Each keep_busy call is one host poll: simulated time advances by `poll_s`."""
+
+    def __init__(self, clock: ManualClock, poll_s: float = 0.0007) -> None:
+        self.clock, self.poll_s, self.images = clock, poll_s, 0.0
+
+    def keep_busy(self) -> None:
+        self.clock.advance(self.poll_s)
+        self.images += RATE_IMG_PER_S * self.poll_s
+
+    def mark(self):
+        return self.clock(), self.images
+
+    def between(self, a, b):
+        return round(b[1] - a[1]), b[0] - a[0]
+
+
+def _setup(**gpu):
+    clock = ManualClock(1000.0)
+    fake = FakeNvml(gpus=[FakeGpu(**gpu)], clock=clock, tick_s=0.1)
+    dev = open_device(0, nvml=fake)
+    clock.advance(0.037)                 # start between ticks
+    fake.set_load(POWER_W)
+    return clock, fake, dev
+
+
+def test_aligned_windows_give_exact_energy():
+    clock, _, dev = _setup()
+    windows = run_energy_windows(CounterSource(dev.total_energy_mj), FakeWorkload(clock), clock,
+                                 n_windows=4, min_window_s=0.25, warmup_s=0.05)
+    assert len(windows) == 4
+    for w in windows:
+        assert w.energy_j == pytest.approx(90.0)           # exactly three ticks of 300 W
+        assert w.host_s == pytest.approx(0.3, abs=0.0015)  # within about one poll of 3 ticks
+        assert w.avg_power_w == pytest.approx(POWER_W, rel=0.005)
+        assert w.energy_j_per_img == pytest.approx(0.03, rel=0.005)
+
+
+def test_naive_window_is_off_by_a_tick():
+    """The same 0.25 s of work measured from arbitrary start to end: quantised to whole ticks."""
+    clock, _, dev = _setup()
+    work = FakeWorkload(clock)
+    errors = []
+    for _ in range(4):
+        e0, t0, i0 = dev.total_energy_mj(), clock(), work.images
+        while clock() - t0 < 0.25:
+            work.keep_busy()
+        e1, t1, i1 = dev.total_energy_mj(), clock(), work.images
+        naive = (e1 - e0) / 1000.0 / (i1 - i0)
+        errors.append(abs(naive / 0.03 - 1))
+    assert max(errors) > 0.15             # 2 or 3 ticks seen in a 2.5-tick window
+
+
+def test_above_idle_subtracts_idle_power():
+    clock, fake, dev = _setup()
+    fake.set_load(None)
+    idle = idle_power_w(CounterSource(dev.total_energy_mj), _advancing(clock))
+    assert idle == pytest.approx(84.0, rel=0.01)
+    fake.set_load(POWER_W)
+    windows = run_energy_windows(CounterSource(dev.total_energy_mj), FakeWorkload(clock), clock,
+                                 n_windows=2, min_window_s=0.2, warmup_s=0.1)
+    above = window_energies(windows, idle)
+    assert above[0] == pytest.approx((POWER_W - 84.0) / RATE_IMG_PER_S, rel=0.01)
+
+
+def _advancing(clock: ManualClock, dt: float = 0.001):
+    def now() -> float:
+        return clock.advance(dt)
+    return now
+
+
+def test_power_sampling_fallback_without_counter():
+    clock, fake, dev = _setup(has_energy_counter=False)
+    assert not dev.has_energy_counter()
+    windows = run_energy_windows(PowerSampler(dev.power_w), FakeWorkload(clock), clock,
+                                 n_windows=3, min_window_s=0.3, warmup_s=0.2)
+    for w in windows:
+        assert w.energy_j_per_img == pytest.approx(0.03, rel=0.02)
+        assert w.host_s >= 0.3
+
+
+def test_counter_that_never_changes_times_out():
+    clock = ManualClock()
+    fake = FakeNvml(clock=clock)
+    dev = open_device(0, nvml=fake)
+    frozen = dev.total_energy_mj()
+    with pytest.raises(EnergyWindowError, match="is the energy reading updating"):
+        run_energy_windows(CounterSource(lambda: frozen), FakeWorkload(clock), clock,
+                           n_windows=1, min_window_s=0.1, timeout_s=1.0)

@@ -1,0 +1,69 @@
+"""Settings: defaults, validation and the study-defining fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.search.config import SearchConfig, mismatched_fields, parse_objectives
+
+
+def test_defaults_are_valid_and_derive_names():
+    cfg = SearchConfig().validate()
+    assert cfg.resolved_study_name == "tss-cifar10-tpe-seed0"
+    assert str(cfg.out_dir) == "runs/tss-cifar10-tpe-seed0"
+    assert cfg.candidate_cap == 50 * cfg.budget
+    assert cfg.objectives == ("accuracy", "throughput", "energy")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"budget": 0}, "--budget"),
+        ({"batch_size": 0}, "--batch-size"),
+        ({"target_recall": 0.0}, "--target-recall"),
+        ({"target_recall": 1.5}, "--target-recall"),
+        ({"workers": 0}, "--workers"),
+        ({"seed": -1}, "--seed"),
+        ({"budget": 10, "max_candidates": 5}, "--max-candidates"),
+        ({"lease_s": 1.0}, "--lease-s"),
+        ({"space": "xyz"}, "--space"),
+        ({"objectives": ()}, "--objectives"),
+        ({"objectives": ("accuracy", "accuracy")}, "twice"),
+        ({"dvfs": "measured"}, "--allow-clock-control"),
+        ({"study_name": "has space"}, "--study-name"),
+        ({"study_name": "../escape"}, "--study-name"),
+    ],
+)
+def test_bad_values_raise_one_line_usage_errors(kwargs, fragment):
+    with pytest.raises(UsageError) as ei:
+        SearchConfig(**kwargs).validate()
+    assert fragment in str(ei.value)
+    assert "\n" not in str(ei.value)
+    assert ei.value.exit_code == 2
+
+
+def test_missing_benchmark_and_out_that_is_a_file(tmp_path):
+    with pytest.raises(DataNotFoundError):
+        SearchConfig(benchmark=str(tmp_path / "nope.npz")).validate()
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(UsageError, match="not a folder"):
+        SearchConfig(out=str(f)).validate()
+
+
+def test_parse_objectives_orders_and_rejects():
+    assert parse_objectives("energy, accuracy") == ("accuracy", "energy")
+    for bad in ("", "speed", "accuracy,accuracy"):
+        with pytest.raises(UsageError):
+            parse_objectives(bad)
+
+
+def test_round_trip_and_mismatch():
+    cfg = SearchConfig(budget=12, objectives=("accuracy", "energy"), study_name="x")
+    back = SearchConfig.from_dict(cfg.to_dict())
+    assert back.study_defining() == cfg.study_defining()
+    assert back.budget == 12 and back.objectives == ("accuracy", "energy")
+    other = SearchConfig(budget=12, objectives=("accuracy", "energy"), study_name="x", precision="fp32")
+    diffs = mismatched_fields(cfg.study_defining(), other)
+    assert len(diffs) == 1 and "precision" in diffs[0]
