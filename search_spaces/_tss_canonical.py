@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 
 from search_spaces._tss_arch import NUM_NODES, TSS_EDGES, TSSArch
-from search_spaces._tss_order import official_index, official_order
+from search_spaces._tss_order import official_order
 
 ZERO_TERM = "#"
 INPUT_TERM = "0"
@@ -70,8 +70,3 @@ def canonical_index(arch: TSSArch) -> int:
 def representative_indices() -> tuple[int, ...]:
     """The official indices of all class representatives, ascending (6,466 of them)."""
     return tuple(sorted(_smallest_index_by_key().values()))
-
-
-def is_canonical(arch: TSSArch) -> bool:
-    """Whether `arch` is the representative of its class."""
-    return canonical_index(arch) == official_index(arch)

@@ -17,6 +17,24 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = print) -> str:
+    """The concrete hardware for `hardware`: ``auto`` becomes ``cuda`` if a GPU is present, else
+    ``recorded`` (announced in one line through `announce`).
+
+    Raises:
+        UsageError: unknown `hardware`.
+    """
+    if hardware not in HARDWARE_CHOICES:
+        raise UsageError(f"unknown hardware {hardware!r}; choose from {', '.join(HARDWARE_CHOICES)}")
+    if hardware != "auto":
+        return hardware
+    if cuda_available():
+        return "cuda"
+    if announce is not None:
+        announce("no CUDA GPU found: replaying the recorded H200 profile (source=recorded)")
+    return "recorded"
+
+
 def select_meter(
     hardware: str = "auto",
     *,
@@ -40,15 +58,7 @@ def select_meter(
         UsageError: unknown `hardware`, or ``cuda`` without a GPU.
         DataNotFoundError: the recorded profile is missing.
     """
-    if hardware not in HARDWARE_CHOICES:
-        raise UsageError(f"unknown hardware {hardware!r}; choose from {', '.join(HARDWARE_CHOICES)}")
-    if hardware == "auto":
-        if cuda_available():
-            hardware = "cuda"
-        else:
-            hardware = "recorded"
-            if announce is not None:
-                announce("no CUDA GPU found: replaying the recorded H200 profile (source=recorded)")
+    hardware = resolve_hardware(hardware, announce)
     if hardware == "cuda":
         from nasenergy.hardware.cuda_meter import CudaMeter
 

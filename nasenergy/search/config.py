@@ -206,16 +206,6 @@ def parse_objectives(text: str) -> tuple[str, ...]:
     return tuple(n for n in OBJECTIVE_NAMES if n in names)
 
 
-def mismatched_fields(stored: dict[str, Any], config: SearchConfig) -> list[str]:
-    """The `STUDY_DEFINING` fields whose stored value differs from ``config``'s, as ``name=a!=b``."""
-    mine = config.study_defining()
-    return [
-        f"{k}: stored {stored[k]!r}, given {mine[k]!r}"
-        for k in STUDY_DEFINING
-        if k in stored and stored[k] != mine[k]
-    ]
-
-
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise UsageError(f"{flag}: {value!r} is not one of {', '.join(choices)}")

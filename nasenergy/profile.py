@@ -1,0 +1,190 @@
+"""``python -m nasenergy.profile``: measure one architecture and print every figure.
+
+Example::
+
+    python -m nasenergy.profile --space tss --arch '|nor_conv_3x3~0|+|...|' \\
+        --precision fp16 --precision fp32 --batch-size 1024 --hardware auto
+
+prints one table per precision (units and the figures' source included); ``--json`` prints the
+same as JSON. ``--dvfs`` adds the network's energy-versus-clock curve from ``nasenergy.dvfs``.
+Bad input exits with status 2 and one ``error:`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
+from nasenergy.measurement import PRECISIONS, Measurement
+
+DVFS_MODES = ("min-energy", "max-slowdown", "edp")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad flag in one line and exits with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message} (see --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m nasenergy.profile``."""
+    from search_spaces import DATASETS, SPACE_NAMES
+
+    p = _Parser(prog="python -m nasenergy.profile",
+                description="Measure one architecture's throughput, utilization and energy per image.")
+    p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
+    p.add_argument("--arch", required=True, help="architecture string of the space")
+    p.add_argument("--dataset", default="cifar10", choices=DATASETS, help="sets input shape and classes")
+    p.add_argument("--batch-size", type=int, default=1024, help="images per forward pass (default 1024)")
+    p.add_argument("--precision", action="append", choices=(*PRECISIONS, "all"),
+                   help="repeatable, or 'all' (default fp16)")
+    p.add_argument("--hardware", default="auto", choices=HARDWARE_CHOICES,
+                   help="auto: the GPU if present, else the recorded H200 profile")
+    p.add_argument("--peak", default="measured", choices=("measured", "datasheet"),
+                   help="utilization denominator on a GPU (default measured)")
+    p.add_argument("--energy-basis", default="total", choices=("total", "above_idle"),
+                   help="board energy, or energy above idle power")
+    p.add_argument("--no-energy", action="store_true", help="throughput and utilization only (faster)")
+    p.add_argument("--profile", type=Path, help="recorded profile CSV for --hardware recorded")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--dvfs", action="store_true", help="also show the energy-versus-clock curve")
+    p.add_argument("--dvfs-mode", default="min-energy", choices=DVFS_MODES,
+                   help="how --dvfs picks the clock (default min-energy)")
+    p.add_argument("--png", type=Path, help="with --dvfs: save the curve as this PNG")
+    return p
+
+
+def _fmt(value: float | None, fmt: str, unit: str = "") -> str:
+    if value is None:
+        return "unavailable"
+    return f"{value:{fmt}}{(' ' + unit) if unit else ''}"
+
+
+def _pct(value: float | None) -> str:
+    return "unavailable" if value is None else f"{100 * value:.2f} %"
+
+
+def format_measurement(m: Measurement) -> str:
+    """A human-readable table of every figure of `m`, with units."""
+    e = m.energy_j_per_img
+    energy = (f"{e * 1e3:.4f} mJ ({m.energy_basis}; CV {_pct(m.energy_cv)})" if e is not None
+              else "unavailable")
+    rows = [
+        ("device", m.device_name),
+        ("source", m.source),
+        ("throughput", f"{m.throughput_img_per_s:,.0f} img/s (CV {_pct(m.throughput_cv)}, "
+                       f"{m.n_repeats} repeats)"),
+        ("latency", f"{m.latency_ms_per_batch:.3f} ms/batch"),
+        ("FLOPs per image", f"{m.flops_per_img / 1e6:.2f} MFLOP ({m.macs_per_img / 1e6:.2f} MMAC)"),
+        ("parameters", f"{m.params:,}"),
+        ("peak", f"{m.peak_flops_per_s / 1e12:.1f} TFLOP/s ({m.peak_source})"),
+        ("utilization", _pct(m.utilization)),
+        ("energy per image", energy),
+        ("average power", _fmt(m.avg_power_w, ".1f", "W")),
+        ("idle power", _fmt(m.idle_power_w, ".1f", "W")),
+        ("SM clock", _fmt(m.sm_clock_mhz, ".0f", "MHz")),
+        ("measurement cost", f"{m.measure_cost_s:.3f} s"),
+    ]
+    head = (f"{m.precision}, batch size {m.batch_size}, input "
+            f"{'x'.join(str(s) for s in m.input_shape)}")
+    width = max(len(k) for k, _ in rows)
+    return "\n".join([head] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def _png_for(png: Path | None, precision: str, many: bool) -> Path | None:
+    if png is None or not many:
+        return png
+    return png.with_name(f"{png.stem}_{precision}{png.suffix}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out a parsed command line; returns the exit status."""
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size must be a positive integer, got {args.batch_size}")
+    if args.png is not None and not args.dvfs:
+        raise UsageError("--png needs --dvfs")
+    if args.profile is not None and args.hardware not in ("recorded", "auto"):
+        raise UsageError("--profile is for --hardware recorded")
+    from search_spaces import get_space
+
+    space = get_space(args.space)
+    arch = space.parse(args.arch)
+    hardware = resolve_hardware(args.hardware, announce=lambda line: print(line, file=sys.stderr))
+    if hardware == "recorded" and space.name != "tss":
+        raise UsageError(f"the recorded profile covers the tss space only, not {space.name}")
+    meter: Any
+    if hardware == "cuda":
+        from nasenergy.hardware.cuda_meter import CudaMeter
+
+        meter = CudaMeter(peak=args.peak, energy_basis=args.energy_basis,
+                          measure_energy=not args.no_energy)
+    elif hardware == "cpu":
+        from nasenergy.hardware.cpu_meter import CpuMeter
+
+        meter = CpuMeter()
+    else:
+        from nasenergy.hardware.recorded import RecordedMeter
+
+        meter = RecordedMeter(args.profile, space=space)
+    requested = args.precision or ["fp16"]
+    precisions = list(meter.precisions) if "all" in requested else list(dict.fromkeys(requested))
+    measurements: list[Measurement] = []
+    model = None
+    for precision in precisions:
+        if hardware == "recorded":
+            m = meter.measure_arch(arch, precision=precision, batch_size=args.batch_size,
+                                   dataset=args.dataset)
+        else:
+            if model is None:
+                model = space.build(arch, args.dataset)
+            m = meter.measure(model, space.input_shape(args.dataset), batch_size=args.batch_size,
+                              precision=precision)
+        measurements.append(m)
+    curves: list[str | None] = [None] * len(measurements)
+    if args.dvfs:
+        try:
+            from nasenergy.dvfs import show_curve
+        except ImportError:
+            raise NasEnergyError("DVFS curves are not available in this installation") from None
+        device = getattr(meter, "nvml_device", None)
+        for i, m in enumerate(measurements):
+            curves[i] = show_curve(m, device=device,
+                                   png_path=_png_for(args.png, m.precision, len(measurements) > 1),
+                                   mode=args.dvfs_mode)
+    if args.json:
+        out = {"space": space.name, "arch": str(arch), "dataset": args.dataset,
+               "hardware": hardware,
+               "measurements": [dict(m.to_dict(), **({"dvfs": c} if args.dvfs else {}))
+                                for m, c in zip(measurements, curves)]}
+        print(json.dumps(out, indent=1))
+    else:
+        print(f"{space.name} {arch} ({args.dataset})")
+        for m, curve in zip(measurements, curves):
+            print()
+            print(format_measurement(m))
+            if curve:
+                print(curve)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m nasenergy.profile``."""
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
