@@ -8,11 +8,12 @@
 * `FakeMeter`: a deterministic `Meter` whose figures come from a documented formula over the
   network's real FLOP count (``device_name="fake"``, ``source="modelled"``), with per-architecture
   overrides; see `nasenergy.hardware._fake_meter`.
+* `write_fake_profile`: a recorded-profile CSV of `FakeMeter` figures, for `RecordedMeter` users.
 
 Every figure these fakes produce is synthetic.
 """
 
-from nasenergy.hardware._fake_meter import FakeMeter
+from nasenergy.hardware._fake_meter import FakeMeter, write_fake_profile
 from nasenergy.hardware._fake_nvml import (
     H200_GRAPHICS_CLOCKS_MHZ,
     H200_MEMORY_CLOCKS_MHZ,
@@ -34,4 +35,5 @@ __all__ = [
     "FakeNvml",
     "FakeNvmlCall",
     "ManualClock",
+    "write_fake_profile",
 ]

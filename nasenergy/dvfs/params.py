@@ -24,9 +24,11 @@ FORMAT = "nasenergy.dvfs.params/1"
 
 #: Features an `AlphaPredictor` may use, all readable at the default clock without changing it:
 #: ``power_frac`` = (board power - idle power) / (power limit - idle power);
+#: ``flop_util`` = achieved / peak arithmetic rate (`Measurement.utilization`; DCGM pipe activity);
 #: ``sm_active`` = fraction of time SMs are busy (DCGM field 1002, NVML GPM SM_UTIL / 100);
-#: ``dram_active`` = fraction of peak DRAM bandwidth in use (DCGM 1005, NVML GPM DRAM_BW_UTIL / 100).
-FEATURES: tuple[str, ...] = ("power_frac", "sm_active", "dram_active")
+#: ``dram_active`` = fraction of peak DRAM bandwidth in use (DCGM 1005, NVML GPM DRAM_BW_UTIL / 100);
+#: ``gpu_busy`` = fraction of time a kernel runs (NVML utilization.gpu / 100, DCGM 1001).
+FEATURES: tuple[str, ...] = ("power_frac", "flop_util", "sm_active", "dram_active", "gpu_busy")
 
 _PARAMS_DIR = Path(__file__).resolve().parent / "params"
 
@@ -292,5 +294,5 @@ def extrapolate_params(base: GpuDvfsParams, *, name: str, gpu: str,
         power_limit_w=float(power_limit_w), idle_power_w=float(idle_power_w),
         static_power_w=static_ratio * float(idle_power_w),
         knee_clock_mhz=knee_frac * clocks[-1], provenance="extrapolated", caveat=caveat,
-        sources=tuple(src.items()), fit=(("extrapolated_from_" + base.name, 1.0),),
+        sources=tuple(src.items()), fit=(),
     )

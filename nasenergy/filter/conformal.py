@@ -29,7 +29,7 @@ ESTIMATORS: tuple[str, ...] = ("gbr", "rf", "extra_trees", "gp")
 Gaussian process (RBF + white noise kernel, standardised inputs)."""
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "gbr": {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.05, "subsample": 0.8},
+    "gbr": {"n_estimators": 100, "max_depth": 3, "learning_rate": 0.1, "subsample": 0.8},
     "rf": {"n_estimators": 100, "min_samples_leaf": 2},
     "extra_trees": {"n_estimators": 100, "min_samples_leaf": 2},
     "gp": {"alpha": 1e-6},

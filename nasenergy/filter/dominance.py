@@ -57,7 +57,9 @@ class DominanceFilter(UtilizationFilter):
         estimator_params: its hyper-parameters (JSON-serialisable).
         n_folds: CV+ folds (``>= n`` or ``<= 1``: jackknife+).
         seed: seeds the folds and models (decisions are reproducible).
-        refit_every: refit the model once this many new evaluations have arrived.
+        refit_every: refit the model once at least this many new evaluations have arrived ...
+        refit_growth: ... and at least this share of the data it was last fitted on (so the
+            number of refits grows only logarithmically with the number of evaluations).
         objectives: the front's columns, in order; names from ``accuracy``, ``throughput``,
             ``energy`` (drop ``energy`` on devices that cannot measure it).
         energy_bound: callable giving optimistic optimal-clock figures for a measurement (see
@@ -77,6 +79,7 @@ class DominanceFilter(UtilizationFilter):
         n_folds: int = 5,
         seed: int = 0,
         refit_every: int = 1,
+        refit_growth: float = 0.1,
         objectives: Sequence[str] = DEFAULT_OBJECTIVES,
         energy_bound: EnergyBound | dict[str, Any] | None = None,
     ) -> None:
@@ -94,6 +97,9 @@ class DominanceFilter(UtilizationFilter):
         self.n_folds = int(n_folds)
         self.seed = int(seed)
         self.refit_every = int(refit_every)
+        if not refit_growth >= 0:
+            raise FilterError(f"refit_growth must be >= 0, got {refit_growth}")
+        self.refit_growth = float(refit_growth)
         self.objectives = check_objectives(objectives)
         if energy_bound is None:
             energy_bound = ScaledBound()
@@ -122,6 +128,7 @@ class DominanceFilter(UtilizationFilter):
             "n_folds": self.n_folds,
             "seed": self.seed,
             "refit_every": self.refit_every,
+            "refit_growth": self.refit_growth,
             "objectives": list(self.objectives),
             "energy_bound": bound,
         }
@@ -160,7 +167,7 @@ class DominanceFilter(UtilizationFilter):
         n = self.n_observed
         if n < self.min_fit:
             return None
-        if self._model is None or n - self._n_at_fit >= self.refit_every:
+        if self._model is None or n - self._n_at_fit >= max(self.refit_every, self.refit_growth * self._n_at_fit):
             self._fit_model(n)
         return self._model
 

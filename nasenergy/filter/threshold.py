@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -60,9 +60,12 @@ def good_mask(
 class ThresholdFilter(UtilizationFilter):
     """Admit when measured utilization ≥ τ, with τ calibrated for a target recall of good candidates.
 
-    τ is recalibrated from every evaluated candidate (`fit` / `observe`) before the next decision
-    (see `nasenergy.filter.calibration`). Until ``min_fit`` candidates with a known utilization
-    have been evaluated, everything is admitted.
+    τ is calibrated (see `nasenergy.filter.calibration`) by `fit`, or, without `fit`, once
+    ``min_fit`` evaluated candidates with a known utilization have been observed; until then
+    everything is admitted, so that first sample is unbiased. After that τ stays fixed: candidates
+    observed later passed the filter, so they over-represent high utilization and recalibrating on
+    them would ratchet τ upwards. Call `fit` again (on an unfiltered sample) to recalibrate, or set
+    ``recalibrate_on_observe`` if observations are not filtered.
 
     Args:
         target_recall: the share of good candidates that must pass, in (0, 1].
@@ -72,6 +75,7 @@ class ThresholdFilter(UtilizationFilter):
             largest threshold whose bound meets the target.
         min_fit: evaluated candidates needed before the threshold is used.
         objectives: objectives of the Pareto front in ``pareto`` mode.
+        recalibrate_on_observe: recalibrate τ after every `observe`.
     """
 
     mode = "threshold"
@@ -84,6 +88,7 @@ class ThresholdFilter(UtilizationFilter):
         confidence: float | None = None,
         min_fit: int = 20,
         objectives: Sequence[str] = DEFAULT_OBJECTIVES,
+        recalibrate_on_observe: bool = False,
     ) -> None:
         super().__init__()
         if not 0 < target_recall <= 1:
@@ -102,6 +107,7 @@ class ThresholdFilter(UtilizationFilter):
         self.confidence = None if confidence is None else float(confidence)
         self.min_fit = int(min_fit)
         self.objectives = check_objectives(objectives)
+        self.recalibrate_on_observe = bool(recalibrate_on_observe)
         self._calibration: ThresholdCalibration | None = None
 
     def options(self) -> dict[str, Any]:
@@ -113,6 +119,7 @@ class ThresholdFilter(UtilizationFilter):
             "confidence": self.confidence,
             "min_fit": self.min_fit,
             "objectives": list(self.objectives),
+            "recalibrate_on_observe": self.recalibrate_on_observe,
         }
 
     def _state(self) -> dict[str, Any]:
@@ -125,11 +132,16 @@ class ThresholdFilter(UtilizationFilter):
             self._calibration = ThresholdCalibration.from_dict(cal)
             self._stale = False
 
+    def fit(self, sample: Iterable[Observation]) -> ThresholdFilter:
+        """Calibrate τ on ``sample`` (evaluated candidates, not pre-filtered); returns self."""
+        super().fit(sample)
+        self._recalibrate()
+        return self
+
     @property
     def calibration(self) -> ThresholdCalibration | None:
-        """The current calibration (recomputed if candidates were observed), or ``None`` before
-        ``min_fit`` evaluated candidates exist."""
-        if self._stale:
+        """The current calibration, or ``None`` before ``min_fit`` evaluated candidates exist."""
+        if self._calibration is None or (self._stale and self.recalibrate_on_observe):
             self._recalibrate()
         return self._calibration
 

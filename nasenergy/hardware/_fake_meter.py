@@ -165,3 +165,45 @@ class FakeMeter:
             raise ValueError(f"FakeMeter overrides name unknown Measurement fields: {sorted(unknown)}")
         fields.update({k: v for k, v in over.items() if k not in ("throughput_img_per_s",)})
         return Measurement(**fields)
+
+
+def write_fake_profile(path: Any, archs: Sequence[Any], *, space: Any = None,
+                       precisions: Sequence[str] = ("fp16",), batch_size: int = 1024,
+                       dataset: str = "cifar10", meter: FakeMeter | None = None) -> Any:
+    """Write a recorded-profile CSV of synthetic `FakeMeter` figures for the classes of `archs`.
+
+    For testing code that uses `RecordedMeter` without the real profile. Rows keep
+    ``device_name="fake"`` and ``source="modelled"`` (a `RecordedMeter` replays them as
+    ``recorded``).
+
+    Args:
+        path: the CSV to write (``.csv`` or ``.csv.gz``).
+        archs: TSS architectures (or strings); each is stored under its canonical class.
+        space: the TSS space (default ``search_spaces.get_space("tss")``).
+        precisions: one row per class and precision.
+        batch_size: the recorded batch size.
+        dataset: sets the input shape.
+        meter: the fake meter producing the figures (default ``FakeMeter()``).
+
+    Returns:
+        `path` as a `pathlib.Path`.
+    """
+    from pathlib import Path
+
+    from nasenergy.hardware.recorded import measurement_to_row, write_profile
+
+    if space is None:
+        from search_spaces import get_space
+        space = get_space("tss")
+    meter = meter if meter is not None else FakeMeter()
+    rows = []
+    for arch in archs:
+        canon = space.canonical(space.parse(arch) if isinstance(arch, str) else arch)
+        for precision in precisions:
+            m = meter.measure_arch(canon, precision=precision, batch_size=batch_size, space=space,
+                                   dataset=dataset)
+            rows.append(measurement_to_row(m, canonical_arch=str(canon),
+                                           arch_index=space.index(canon), driver_version="fake",
+                                           torch_version="fake", measured_at="1970-01-01T00:00:00Z"))
+    write_profile(rows, path)
+    return Path(path)

@@ -2,20 +2,20 @@
 
 How one measurement runs (`CudaMeter.measure`):
 
-1. FLOPs per image are counted by `count_model` (on the GPU copy; cached per model object).
-2. A copy of the model is moved to the GPU and cast to the precision (``fp16``/``bf16`` cast the
+1. A copy of the model is moved to the GPU and cast to the precision (``fp16``/``bf16`` cast the
    weights and input; ``tf32``/``fp32`` set PyTorch's TF32 flags on/off inside a context);
    channels-last memory is used for convolutional networks in fp16/bf16 unless told otherwise.
-3. One forward pass on a fixed random batch is captured as a CUDA graph (cuts launch overhead;
-   eager execution is used if capture fails) and warmed up.
-4. Throughput: ``n_repeats`` timed repeats of back-to-back replays, each lasting at least
-   ``min_repeat_s`` by CUDA events; medians and CV.
-5. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
+2. One forward pass on a fixed random batch is captured as a CUDA graph (cuts launch overhead;
+   eager execution is used if capture fails) after one eager warm-up pass.
+3. Throughput: ``n_repeats`` contiguous timed repeats of back-to-back replays, each lasting at
+   least ``min_repeat_s`` by CUDA events; medians and CV. While the GPU runs them, the host counts
+   FLOPs per image (`count_model`, cached per model object) and reads the SM clock.
+4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
    are cut at counter updates (see `nasenergy.hardware.energy_window`). GPUs without the counter
-   integrate sampled power instead. Idle power is measured once, on the idle GPU, at the first
-   measurement with energy.
-6. Utilization is relative to the peak of the chosen source (``measured``: a large matrix
+   integrate sampled power instead. Idle power is measured once, at the first measurement with
+   energy, after waiting for the GPU's power to settle.
+5. Utilization is relative to the peak of the chosen source (``measured``: a large matrix
    product at this precision and SM clock, cached; ``datasheet``).
 
 The GPU's clocks and settings are only read, never changed.
@@ -35,7 +35,7 @@ from nasenergy.hardware.energy_window import (
     CounterSource,
     EnergySource,
     PowerSampler,
-    idle_power_w,
+    idle_power_w as measure_idle_power,
     run_energy_windows,
     window_energies,
 )
@@ -122,7 +122,8 @@ class CudaMeter:
         n_repeats: timed throughput repeats.
         min_repeat_s: least GPU seconds per throughput repeat.
         energy_repeats: consecutive energy windows.
-        energy_window_s: least seconds per energy window.
+        energy_window_s: a window ends at the first counter update at least this long after its
+            start (0.28 s = three updates of an H200's 100 ms counter, allowing for jitter).
         energy_warmup_s: seconds of continuous running before the first energy window.
         cuda_graphs: capture the forward pass as a CUDA graph.
         cudnn_benchmark: let cuDNN pick the fastest convolution algorithms.
@@ -143,8 +144,8 @@ class CudaMeter:
         n_repeats: int = 5,
         min_repeat_s: float = 0.01,
         energy_repeats: int = 3,
-        energy_window_s: float = 0.3,
-        energy_warmup_s: float = 0.1,
+        energy_window_s: float = 0.28,
+        energy_warmup_s: float = 0.05,
         cuda_graphs: bool = True,
         cudnn_benchmark: bool = True,
         idle_power_w: float | None = None,
@@ -175,6 +176,7 @@ class CudaMeter:
         self.cuda_graphs = cuda_graphs
         self.cudnn_benchmark = cudnn_benchmark
         self._idle_w = idle_power_w
+        self.idle_settled: bool | None = None if idle_power_w is None else True
         self.nvml_error: str | None = None
         self.nvml_device: NvmlDevice | None = None
         try:
@@ -194,7 +196,11 @@ class CudaMeter:
         return CounterSource(dev.total_energy_mj) if self.has_energy_counter else PowerSampler(dev.power_w)
 
     def idle_power_w(self) -> float | None:
-        """Board power of the idle GPU, watts (measured once, on first use); ``None`` without NVML."""
+        """Board power of the idle GPU, watts; ``None`` without NVML.
+
+        Measured once, on first use, after the power has settled (``idle_settled`` tells whether
+        it did within the time allowed; if not, the value is an upper bound).
+        """
         if self._idle_w is None:
             source = self._energy_source()
             if source is None:
@@ -202,7 +208,8 @@ class CudaMeter:
             import torch
 
             torch.cuda.synchronize(self.device)
-            self._idle_w = idle_power_w(source, time.perf_counter)
+            reading = measure_idle_power(source, time.perf_counter)
+            self._idle_w, self.idle_settled = reading.power_w, reading.settled
         return self._idle_w
 
     def _sm_clock(self) -> float | None:
@@ -229,8 +236,7 @@ class CudaMeter:
                 side = torch.cuda.Stream(self.device)
                 side.wait_stream(torch.cuda.current_stream(self.device))
                 with torch.cuda.stream(side):
-                    for _ in range(3):
-                        net(x)
+                    net(x)
                 torch.cuda.current_stream(self.device).wait_stream(side)
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
@@ -239,25 +245,27 @@ class CudaMeter:
                 return graph.replay, (graph, out)
             except Exception:  # capture unsupported by some op: fall back to eager execution
                 torch.cuda.synchronize(self.device)
-        for _ in range(3):
-            net(x)
+        net(x)
         return (lambda: net(x)), None
 
-    def _time_steps(self, step: Callable[[], Any], steps: int,
-                    clocks: list[float] | None = None) -> float:
+    def _time_repeats(self, step: Callable[[], Any], steps: int, repeats: int,
+                      while_running: Callable[[], None] | None = None) -> list[float]:
+        """GPU seconds of `repeats` contiguous runs of `steps` forward passes each.
+
+        All work is queued first; `while_running` is called while the GPU executes it.
+        """
         import torch
 
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(steps):
-            step()
-        end.record()
-        if clocks is not None:
-            clock = self._sm_clock()
-            if clock is not None:
-                clocks.append(clock)
-        end.synchronize()
-        return start.elapsed_time(end) / 1000.0
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(repeats + 1)]
+        events[0].record()
+        for i in range(repeats):
+            for _ in range(steps):
+                step()
+            events[i + 1].record()
+        if while_running is not None:
+            while_running()
+        events[-1].synchronize()
+        return [a.elapsed_time(b) / 1000.0 for a, b in zip(events, events[1:])]
 
     # ----------------------------------------------------------------------------- measure
     def measure(
@@ -284,18 +292,26 @@ class CudaMeter:
             with precision_flags(precision, cudnn_benchmark=self.cudnn_benchmark), \
                     torch.inference_mode():
                 net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
-                count = count_model(model, shape, run_on=net)
                 gen = torch.Generator(device=self.device).manual_seed(0)
                 x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
                                 dtype=dtype).contiguous(memory_format=fmt)
                 step, keep = self._make_step(net, x)
-                one_s = max(self._time_steps(step, 2) / 2, 1e-6)
-                steps = max(1, math.ceil(self.min_repeat_s / one_s))
-                times = [self._time_steps(step, steps, clocks) for _ in range(self.n_repeats)]
+                (one_s,) = self._time_repeats(step, 1, 1)
+                steps = max(1, math.ceil(self.min_repeat_s / max(one_s, 1e-6)))
+                counted: list[Any] = []
+
+                def while_timed() -> None:
+                    clock = self._sm_clock()
+                    if clock is not None:
+                        clocks.append(clock)
+                    counted.append(count_model(model, shape, run_on=net))
+
+                times = self._time_repeats(step, steps, self.n_repeats, while_timed)
+                count = counted[0]
                 windows = None
                 source = self._energy_source() if self.measure_energy else None
                 if source is not None:
-                    backlog = min(1000, max(2, math.ceil(0.02 / one_s)))
+                    backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
 
                     def on_edge() -> None:

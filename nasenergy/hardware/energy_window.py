@@ -191,9 +191,30 @@ def run_energy_windows(
     return windows
 
 
-def idle_power_w(source: EnergySource, now: Callable[[], float], *, min_window_s: float = 0.2,
-                 timeout_s: float = 5.0) -> float:
-    """Mean power of an idle device over one window between usable readings, watts."""
+@dataclass(frozen=True)
+class IdleReading:
+    """Idle board power.
+
+    Attributes:
+        power_w: mean power of the last idle window, watts.
+        settled: whether two consecutive windows agreed within the tolerance (False: the device
+            was still cooling down when the time ran out; then `power_w` is the lowest window,
+            an upper bound of the idle power).
+        windows: number of windows read.
+    """
+
+    power_w: float
+    settled: bool
+    windows: int
+
+
+def idle_power_w(source: EnergySource, now: Callable[[], float], *, window_s: float = 0.2,
+                 tolerance_w: float = 1.0, timeout_s: float = 6.0) -> IdleReading:
+    """Power of the idle device once it has settled after earlier work.
+
+    Reads consecutive windows of at least `window_s` until two in a row differ by less than
+    `tolerance_w` (a GPU's power stays high for a while after load), or `timeout_s` passes.
+    """
 
     class _Idle:
         def keep_busy(self) -> None:
@@ -205,9 +226,16 @@ def idle_power_w(source: EnergySource, now: Callable[[], float], *, min_window_s
         def between(self, start: Any, end: Any) -> tuple[int, float]:
             return 0, 0.0
 
-    (window,) = run_energy_windows(source, _Idle(), now, n_windows=1, min_window_s=min_window_s,
-                                   timeout_s=timeout_s)
-    return window.avg_power_w
+    start = now()
+    powers: list[float] = []
+    while True:
+        (window,) = run_energy_windows(source, _Idle(), now, n_windows=1, min_window_s=window_s,
+                                       timeout_s=max(1.0, timeout_s))
+        powers.append(window.avg_power_w)
+        if len(powers) >= 2 and abs(powers[-1] - powers[-2]) < tolerance_w:
+            return IdleReading(powers[-1], True, len(powers))
+        if now() - start > timeout_s:
+            return IdleReading(min(powers), False, len(powers))
 
 
 def window_energies(windows: Sequence[EnergyWindow], idle_w: float | None = None) -> list[float]:

@@ -1,7 +1,8 @@
 """Recorded profiles: measurements of whole TSS isomorphism classes, replayed without hardware.
 
 A profile is a (gzipped) CSV with one row per canonical TSS architecture and setting. Its columns
-are every `Measurement` field (``input_shape`` written as ``3x32x32``; ``None`` as an empty cell)
+are every `Measurement` field (``input_shape`` written as ``3x32x32``; ``None`` as an empty cell;
+floats to 7 significant digits)
 plus `EXTRA_COLUMNS`: ``canonical_arch`` (the class representative's string), ``arch_index`` (the
 official NATS index of the cell that was built), ``driver_version``, ``torch_version`` and
 ``measured_at`` (ISO 8601, UTC).
@@ -66,7 +67,7 @@ def measurement_to_row(m: Measurement, **extra: Any) -> dict[str, str]:
         elif v is None:
             row[k] = ""
         elif isinstance(v, float):
-            row[k] = repr(v)
+            row[k] = format(v, ".7g")
         else:
             row[k] = str(v)
     return row

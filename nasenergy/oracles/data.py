@@ -51,6 +51,9 @@ class BenchmarkData:
             seed is not recorded.
         train_s: train key → total training seconds of the schedule.
         eval_s: eval key → seconds of one evaluation pass over the split.
+        est_train_rate: predicted training seconds per image per epoch for every architecture
+            (`nasenergy.oracles.cost_model`), or None.
+        est_eval_rate: predicted evaluation seconds per image, or None.
         provenance: JSON-able facts about where the data came from (kind, source path, files,
             ignored columns, conflicts).
     """
@@ -62,6 +65,8 @@ class BenchmarkData:
     trial_seeds: dict[MetricKey, np.ndarray] = field(default_factory=dict)
     train_s: dict[TrainKey, np.ndarray] = field(default_factory=dict)
     eval_s: dict[EvalKey, np.ndarray] = field(default_factory=dict)
+    est_train_rate: np.ndarray | None = None
+    est_eval_rate: np.ndarray | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     _costs: dict[MetricKey, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     _n_trials: dict[MetricKey, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
@@ -103,37 +108,41 @@ class BenchmarkData:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(counts > 0, total / np.maximum(counts, 1), np.nan)
 
+    def recorded_train_rate(self) -> np.ndarray:
+        """Recorded training seconds per image per epoch of each architecture; NaN if none."""
+        return self._rate(self.train_s, lambda k: TRAIN_IMAGES[k[0]] * schedule_epochs(k[1]))
+
+    def recorded_eval_rate(self) -> np.ndarray:
+        """Recorded evaluation seconds per image of each architecture; NaN if none."""
+        return self._rate(self.eval_s, lambda k: EVAL_IMAGES[k])
+
     def cost_s(self, key: MetricKey) -> np.ndarray:
         """Recorded seconds to train on the schedule and evaluate the split once; NaN if unknown."""
         if key not in self._costs:
             nats_dataset, split, schedule = key
-            epochs = schedule_epochs(schedule)
-            train = self._exact_or_rate(
-                self.train_s.get((nats_dataset, schedule)),
-                self._rate(self.train_s, lambda k: TRAIN_IMAGES[k[0]] * schedule_epochs(k[1])),
-                TRAIN_IMAGES[nats_dataset] * epochs,
-            )
-            evaluation = self._exact_or_rate(
-                self.eval_s.get((nats_dataset, split)),
-                self._rate(self.eval_s, lambda k: EVAL_IMAGES[k]),
-                EVAL_IMAGES[(nats_dataset, split)],
-            )
+            train_images = TRAIN_IMAGES[nats_dataset] * schedule_epochs(schedule)
+            eval_images = EVAL_IMAGES[(nats_dataset, split)]
+            train = _exact_or(self.train_s.get((nats_dataset, schedule)),
+                              self.recorded_train_rate() * train_images)
+            evaluation = _exact_or(self.eval_s.get((nats_dataset, split)),
+                                   self.recorded_eval_rate() * eval_images)
             self._costs[key] = train + np.where(np.isfinite(evaluation), evaluation, 0.0)
         return self._costs[key]
 
+    def estimated_cost_s(self, key: MetricKey) -> np.ndarray:
+        """Seconds predicted by the fitted rate model (`est_train_rate`); NaN without one."""
+        if self.est_train_rate is None or self.est_eval_rate is None:
+            return np.full(self.size, np.nan)
+        nats_dataset, split, schedule = key
+        return (self.est_train_rate * TRAIN_IMAGES[nats_dataset] * schedule_epochs(schedule)
+                + self.est_eval_rate * EVAL_IMAGES[(nats_dataset, split)])
+
     def _rate(self, times: dict[Any, np.ndarray], images_of: Any) -> np.ndarray:
-        """Seconds per image: from the first recorded time of each architecture."""
+        """Seconds per image, from the first recorded time of each architecture (keys sorted)."""
         rate = np.full(self.size, np.nan)
         for key in sorted(times):
             rate = np.where(np.isnan(rate), times[key] / images_of(key), rate)
         return rate
-
-    @staticmethod
-    def _exact_or_rate(exact: np.ndarray | None, rate: np.ndarray, images: int) -> np.ndarray:
-        derived = rate * images
-        if exact is None:
-            return derived
-        return np.where(np.isfinite(exact), exact, derived)
 
     def validate(self) -> None:
         """Check names and shapes of every array.
@@ -173,6 +182,9 @@ class BenchmarkData:
             check("train", key, array, 1)
         for key, array in self.eval_s.items():
             check("eval", key, array, 1)
+        for name, rate in (("training", self.est_train_rate), ("evaluation", self.est_eval_rate)):
+            if rate is not None and rate.shape != (n,):
+                raise CorruptBenchmarkError(f"benchmark {name} rate estimates have shape {rate.shape}")
 
     def coverage(self) -> dict[str, Any]:
         """Per metric key: architectures with a value, with runs, and with a recorded cost."""
@@ -186,3 +198,10 @@ class BenchmarkData:
                 "archs_with_recorded_cost": int((values & np.isfinite(self.cost_s(key))).sum()),
             }
         return out
+
+
+def _exact_or(exact: np.ndarray | None, derived: np.ndarray) -> np.ndarray:
+    """`exact` where recorded, else `derived`."""
+    if exact is None:
+        return derived
+    return np.where(np.isfinite(exact), exact, derived)

@@ -12,6 +12,8 @@ name                               dtype, shape              meaning
 ``seeds|<nats_ds>|<split>|<hp>``   ``int64[N, K]``           seed of each run, -1 unknown
 ``train_s|<nats_ds>|<hp>``         ``float64[N]``            total training seconds
 ``eval_s|<nats_ds>|<split>``       ``float64[N]``            seconds of one evaluation pass
+``est_rate|train``                 ``float64[N]``            predicted train s per image-epoch
+``est_rate|eval``                  ``float64[N]``            predicted evaluation s per image
 =================================  ========================  ===================================
 
 Writing is atomic (a temporary file renamed into place). Loading reads every array eagerly with
@@ -55,10 +57,16 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
                         ("train_s", data.train_s), ("eval_s", data.eval_s)):
         for key, array in table.items():
             arrays[_SEP.join((kind, *key))] = array
+    for name, rate in (("train", data.est_train_rate), ("eval", data.est_eval_rate)):
+        if rate is not None:
+            arrays[_SEP.join(("est_rate", name))] = rate
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
     os.close(fd)
     try:
         np.savez_compressed(tmp, **arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -102,7 +110,7 @@ def load_benchmark(path: str | Path) -> BenchmarkData:
     path = Path(path)
     meta = read_meta(path)
     tables: dict[str, dict[tuple[str, ...], np.ndarray]] = {
-        "mean": {}, "trials": {}, "seeds": {}, "train_s": {}, "eval_s": {}}
+        "mean": {}, "trials": {}, "seeds": {}, "train_s": {}, "eval_s": {}, "est_rate": {}}
     try:
         with np.load(path, allow_pickle=False) as npz:
             arch_strs = npz["arch_strs"]
@@ -123,6 +131,8 @@ def load_benchmark(path: str | Path) -> BenchmarkData:
         trial_seeds=tables["seeds"],  # type: ignore[arg-type]
         train_s=tables["train_s"],  # type: ignore[arg-type]
         eval_s=tables["eval_s"],  # type: ignore[arg-type]
+        est_train_rate=tables["est_rate"].get(("train",)),
+        est_eval_rate=tables["est_rate"].get(("eval",)),
         provenance=dict(meta.get("provenance", {})),
     )
     data.validate()

@@ -162,6 +162,9 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
     try:
         config = config_from_args(args)
         summary = run_search(

@@ -46,19 +46,19 @@ def make_filter(config: SearchConfig) -> Any:
     """The utilization filter of ``config`` (mode, target recall, the search's objectives).
 
     Raises:
-        UsageError: a filter other than ``none`` when accuracy is not an objective.
+        UsageError: an option the filter refuses (e.g. a target recall of 1 for ``dominance``).
     """
-    from nasenergy.filter.base import UtilizationFilter
+    from nasenergy.filter import FilterError, UtilizationFilter
 
     if config.filter == "none":
         return UtilizationFilter.create("none")
-    if "accuracy" not in config.objectives:
-        raise UsageError(
-            f"--filter {config.filter} predicts accuracy, which is not among --objectives; use --filter none"
-        )
-    return UtilizationFilter.create(
-        config.filter, target_recall=config.target_recall, objectives=tuple(config.objectives)
-    )
+    options: dict[str, Any] = {"target_recall": config.target_recall, "objectives": tuple(config.objectives)}
+    if config.filter == "dominance":
+        options["seed"] = config.seed
+    try:
+        return UtilizationFilter.create(config.filter, **options)
+    except FilterError as exc:
+        raise UsageError(f"--filter {config.filter}: {exc}") from None
 
 
 def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any], Measurement]:

@@ -133,6 +133,10 @@ class SearchConfig:
             _choice("--objectives", name, OBJECTIVE_NAMES)
         if len(set(self.objectives)) != len(self.objectives):
             raise UsageError(f"--objectives lists an objective twice: {','.join(self.objectives)}")
+        if self.filter != "none" and "accuracy" not in self.objectives:
+            raise UsageError(
+                f"--filter {self.filter} predicts accuracy, which is not among --objectives; use --filter none"
+            )
         if self.budget < 1:
             raise UsageError(f"--budget must be at least 1, got {self.budget}")
         if self.batch_size < 1:

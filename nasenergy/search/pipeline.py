@@ -131,8 +131,10 @@ class Worker:
             if status.claimed >= status.budget:
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue
-            if self._trials.count() >= self.config.candidate_cap:
+            trials = self.study.get_trials(deepcopy=False)
+            if len(trials) >= self.config.candidate_cap:
                 return WorkerResult("max_candidates", self._handled)
+            self._learn(trials)
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
@@ -142,18 +144,15 @@ class Worker:
     def _candidate(self) -> str:
         space = self.parts.space
         trial = self.study.ask()
-        trial.set_user_attr(tr.WORKER, self.claims.worker_id)
         try:
             arch = space.suggest(trial)
             canonical = str(space.canonical(arch))
-            self._trials.set_attrs(trial.number, {tr.ARCH: str(arch), tr.CANONICAL: canonical, tr.ARCH_INDEX: space.index(arch)})
+            trial.set_user_attr(tr.CANDIDATE, tr.candidate_attr(self.claims.worker_id, arch, canonical, space.index(arch)))
             cell = self.claims.lookup(canonical)
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
             measurement = self.parts.measure(arch)
-            decision = self.parts.filter.admit(
-                measurement, self._sync_front(), features=space.features(arch)
-            )
+            decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
             self._trials.set_attrs(trial.number, {tr.MEASUREMENT: measurement.to_dict(), tr.DECISION: decision.to_dict()})
             if not decision.admit:
                 self.claims.record_filtered(canonical, str(arch), trial.number)
@@ -236,7 +235,7 @@ class Worker:
                 time.sleep(POLL_S)
             cell = self.claims.lookup(cell.canonical) or cell
         original = self._trials.get(cell.trial_number)
-        attrs = {k: original.user_attrs[k] for k in tr.RESULT_ATTRS if k in original.user_attrs}
+        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
         if cell.status == DONE:
             return self._tell(number, "duplicate", self._states.COMPLETE, attrs, original.values)
@@ -246,7 +245,7 @@ class Worker:
     # --------------------------------------------------------------- orphans
 
     def _finish_orphan(self, cell: Cell) -> None:
-        """Finish a claim whose worker died: re-measure and evaluate its network, tell its trial."""
+        """Finish a claim whose worker died: evaluate its network and tell its trial."""
         original = self._trials.get(cell.trial_number)
         if original.state == self._states.COMPLETE:  # it died after telling, before closing
             self.claims.finish(cell.canonical, DONE)
@@ -254,9 +253,13 @@ class Worker:
         arch = self.parts.space.parse(cell.arch)
         number = cell.trial_number
         if original.state != self._states.RUNNING:  # its trial was closed: record a fresh one
-            number = self._trials.create_running_copy(original, (tr.ARCH, tr.CANONICAL, tr.ARCH_INDEX, tr.DECISION))
-        self._trials.set_attrs(number, {tr.WORKER: self.claims.worker_id})
-        self._evaluate(number, arch, cell.canonical, None)
+            keep = tuple(k for k in original.user_attrs if k not in (tr.OUTCOME, tr.ERROR))
+            number = self._trials.create_running_copy(original, keep)
+        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.parts.space.index(arch))
+        self._trials.set_attrs(number, {tr.CANDIDATE: identity})
+        stored = original.user_attrs.get(tr.MEASUREMENT)
+        measurement = Measurement.from_dict(stored) if stored else None  # the one the filter admitted
+        self._evaluate(number, arch, cell.canonical, measurement)
 
     # ---------------------------------------------------------------- helpers
 
@@ -279,12 +282,14 @@ class Worker:
         except Exception:  # the storage may be what failed; the trial then stays RUNNING
             pass
 
-    def _sync_front(self) -> np.ndarray:
+    def _learn(self, trials: list[Any]) -> None:
         """Teach the filter every evaluation finished since the last call (by any worker) and
-        return the current Pareto front's points in objective order."""
+        update the Pareto front it is given."""
         new_points = []
-        for t in self.study.get_trials(deepcopy=False, states=(self._states.COMPLETE,)):
-            if t.number in self._observed or t.user_attrs.get(tr.OUTCOME) != "evaluated":
+        for t in trials:
+            if t.number in self._observed or t.state != self._states.COMPLETE:
+                continue
+            if t.user_attrs.get(tr.OUTCOME) != "evaluated":
                 continue
             self._observed.add(t.number)
             scored = t.user_attrs.get(tr.SCORED, {})
@@ -292,7 +297,7 @@ class Worker:
             self.parts.filter.observe(
                 measurement,
                 scored["accuracy_pct"],
-                features=self.parts.space.features(t.user_attrs[tr.ARCH]),
+                features=self.parts.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
                 throughput_img_per_s=scored.get("throughput_img_per_s"),
                 energy_j_per_img=scored.get("energy_j_per_img"),
             )
@@ -300,4 +305,3 @@ class Worker:
         if new_points:
             pts = np.vstack([self._front_points, np.asarray(new_points, dtype=float)])
             self._front_points = pts[front_mask(pts, self.objectives)]
-        return self._front_points

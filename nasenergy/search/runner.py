@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from nasenergy.errors import NasEnergyError
 from nasenergy.search import run_files
 from nasenergy.search.claims import ClaimStore, Heartbeat
-from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
@@ -103,6 +103,9 @@ def run_search(
     resume_command = resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]])
     spec = resolve_storage(config.storage, out)
     check_reachable(spec)
+    # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
+    # is touched. Several workers build their own, in their processes.
+    components = components_factory(config) if config.workers == 1 else None
     exclusive = spec.kind == "journal"
     with RunFolderLock(out) as lock:
         if exclusive:
@@ -124,7 +127,10 @@ def run_search(
                 lock.acquire_shared()  # let this run's worker processes in, keep other runs out
             progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
             try:
-                reason = _run_workers(config, spec, components_factory, progress)
+                if components is not None:
+                    reason = _run_here(config, spec, components, progress)
+                else:
+                    reason = _run_processes(config, spec, components_factory, progress)
             finally:
                 progress.close()
             files = write_outputs(config, study, spec, resume_command)
@@ -150,14 +156,13 @@ def run_search(
 def run_worker(
     config: SearchConfig,
     spec: StorageSpec,
-    components_factory: ComponentsFactory,
+    components: Components,
     *,
     stop: Any,
     on_candidate: Any = None,
     parent_pid: int | None = None,
 ) -> WorkerResult:
-    """One worker's whole life: build its parts, register, heartbeat, work, retire."""
-    components = components_factory(config)
+    """One worker's life: register, heartbeat, work, retire."""
     storage = open_optuna_storage(spec)
     claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
     try:
@@ -177,16 +182,14 @@ def run_worker(
         claims.close()
 
 
-def _run_workers(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress) -> str:
-    if config.workers == 1:
-        stop = threading.Event()
-        with _interrupts(stop):
-            try:
-                result = run_worker(config, spec, factory, stop=stop, on_candidate=progress.refresh)
-            except KeyboardInterrupt:
-                return "interrupted"
-        return "interrupted" if stop.is_set() else result.reason
-    return _run_processes(config, spec, factory, progress)
+def _run_here(config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress) -> str:
+    stop = threading.Event()
+    with _interrupts(stop):
+        try:
+            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh)
+        except KeyboardInterrupt:
+            return "interrupted"
+    return "interrupted" if stop.is_set() else result.reason
 
 
 def _visible_gpus() -> list[str]:
@@ -247,7 +250,7 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     lock = RunFolderLock(config.out_dir)
     lock.acquire_shared()
     try:
-        run_worker(config, spec, factory, stop=stop, parent_pid=parent_pid)
+        run_worker(config, spec, factory(config), stop=stop, parent_pid=parent_pid)
     except NasEnergyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from nasenergy.errors import UsageError
@@ -17,13 +18,14 @@ WORKER_ATTR_PREFIX = "worker:"
 def make_sampler(name: str, *, seed: int, budget: int) -> Any:
     """The Optuna sampler ``name`` (``tpe``, ``nsga2`` or ``random``), seeded.
 
-    NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
+    TPE is multivariate: the edges of a cell interact, and one joint draw reads the study's
+    trials once per candidate instead of once per parameter. NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
     several generations.
     """
     import optuna
 
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))
     if name == "random":
@@ -51,7 +53,9 @@ def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
             "use another --study-name"
         )
     if study.metric_names is None:
-        study.set_metric_names([o.column for o in objectives])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([o.column for o in objectives])
     return study
 
 
@@ -88,10 +92,6 @@ class TrialAccess:
         trial_id = self.trial_id(number)
         for key, value in attrs.items():
             self.storage.set_trial_user_attr(trial_id, key, value)
-
-    def count(self) -> int:
-        """How many trials the study has."""
-        return self.storage.get_n_trials(self.study_id)
 
     def create_running_copy(self, original: Any, keep_attrs: tuple[str, ...]) -> int:
         """A new RUNNING trial with ``original``'s parameters and the ``keep_attrs`` user
@@ -131,7 +131,7 @@ def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, 
     claimed = {c.trial_number for c in claims.cells() if c.status == RUNNING}
     closed = 0
     for t in study.get_trials(deepcopy=False, states=(running,)):
-        worker = t.user_attrs.get(tr.WORKER)
+        worker = tr.worker_of(t)
         if t.number in claimed or not (everyone_dead or (worker is not None and worker not in live)):
             continue
         trials.set_attrs(t.number, {tr.OUTCOME: "abandoned"})

@@ -1,8 +1,8 @@
 """How a candidate is stored on its Optuna trial (user attributes) and read back as a CSV row.
 
-User attributes of a candidate's trial:
+User attributes of a candidate's trial (few and JSON, since each is one write to the storage):
 
-* ``worker``: the worker id that asked for it; ``arch``, ``canonical``, ``arch_index``.
+* ``candidate``: ``{"worker", "arch", "canonical", "arch_index"}``: who handles it and what it is.
 * ``outcome``: see `nasenergy.search.run_files.OUTCOMES`; ``duplicate_of``: the trial whose
   result a duplicate repeats.
 * ``measurement``: `Measurement.to_dict()` of the cheap measurement at the default clock.
@@ -12,7 +12,7 @@ User attributes of a candidate's trial:
 * ``scored``: the objective figures told to Optuna, by column, with their sources.
 * ``error``: one line, for failed candidates.
 
-The attributes are all JSON, so optuna-dashboard shows them and any process can rebuild the rows.
+optuna-dashboard shows them, and any process can rebuild the rows from them.
 """
 
 from __future__ import annotations
@@ -22,44 +22,48 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
-WORKER, ARCH, CANONICAL, ARCH_INDEX = "worker", "arch", "canonical", "arch_index"
-OUTCOME, DUPLICATE_OF, ERROR = "outcome", "duplicate_of", "error"
+CANDIDATE, OUTCOME, DUPLICATE_OF, ERROR = "candidate", "outcome", "duplicate_of", "error"
 MEASUREMENT, DECISION, EVALUATION, DVFS, SCORED = "measurement", "decision", "evaluation", "dvfs", "scored"
-RESULT_ATTRS: tuple[str, ...] = (MEASUREMENT, DECISION, EVALUATION, DVFS, SCORED, ERROR)
-"""The attributes a duplicate copies from the trial it repeats."""
+IDENTITY_ATTRS: tuple[str, ...] = (CANDIDATE, OUTCOME, DUPLICATE_OF)
+"""Attributes of the candidate itself; a duplicate copies every other attribute of the trial it
+repeats."""
+
+
+def candidate_attr(worker: str, arch: Any, canonical: str, arch_index: int) -> dict[str, Any]:
+    """The ``candidate`` attribute."""
+    return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index)}
+
+
+def worker_of(trial: "FrozenTrial") -> str | None:
+    """The id of the worker handling ``trial``, if it has said."""
+    return (trial.user_attrs.get(CANDIDATE) or {}).get("worker")
 
 
 def dvfs_attrs(clock: Any) -> dict[str, Any]:
-    """The stored form of a `nasenergy.dvfs` optimal-clock result.
+    """The stored form of a `nasenergy.dvfs.OptimalClock`.
 
-    Keys: ``source``, ``optimal_sm_clock_mhz``, ``default_sm_clock_mhz``,
+    Keys: ``source``, ``mode``, ``optimal_sm_clock_mhz``, ``default_sm_clock_mhz``,
     ``throughput_img_per_s`` and ``energy_j_per_img`` (at the optimal clock),
     ``default_energy_j_per_img``, ``energy_saving_pct``, ``n_probes``, ``caveat``.
     """
-    best, default = clock.best, clock.default
     return {
         "source": str(clock.source),
-        "optimal_sm_clock_mhz": float(best.sm_clock_mhz),
-        "default_sm_clock_mhz": None if default is None else float(default.sm_clock_mhz),
-        "throughput_img_per_s": float(best.throughput_img_per_s),
-        "energy_j_per_img": float(best.energy_j_per_img),
-        "default_energy_j_per_img": None if default is None else float(default.energy_j_per_img),
-        "energy_saving_pct": _saving_pct(clock),
+        "mode": str(clock.mode),
+        "optimal_sm_clock_mhz": float(clock.best.sm_clock_mhz),
+        "default_sm_clock_mhz": float(clock.default.sm_clock_mhz),
+        "throughput_img_per_s": float(clock.best.throughput_img_per_s),
+        "energy_j_per_img": float(clock.best.energy_j_per_img),
+        "default_energy_j_per_img": float(clock.default.energy_j_per_img),
+        "energy_saving_pct": 100.0 * float(clock.energy_saving_frac),
         "n_probes": int(clock.n_probes),
         "caveat": clock.caveat or None,
     }
 
 
-def _saving_pct(clock: Any) -> float | None:
-    best, default = clock.best, clock.default
-    if default is None or not default.energy_j_per_img:
-        return None
-    return 100.0 * (1.0 - float(best.energy_j_per_img) / float(default.energy_j_per_img))
-
-
 def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
     """The ``candidates.csv`` row of one trial (see `nasenergy.search.run_files.CANDIDATE_COLUMNS`)."""
     a = trial.user_attrs
+    who = a.get(CANDIDATE) or {}
     m = a.get(MEASUREMENT) or {}
     d = a.get(DECISION) or {}
     e = a.get(EVALUATION) or {}
@@ -72,9 +76,9 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
         "state": state,
         "outcome": outcome,
         "duplicate_of": a.get(DUPLICATE_OF),
-        "arch": a.get(ARCH),
-        "canonical": a.get(CANONICAL),
-        "arch_index": a.get(ARCH_INDEX),
+        "arch": who.get("arch"),
+        "canonical": who.get("canonical"),
+        "arch_index": who.get("arch_index"),
         "accuracy_pct": s.get("accuracy_pct"),
         "throughput_img_per_s": s.get("throughput_img_per_s"),
         "energy_j_per_img": s.get("energy_j_per_img"),
@@ -108,7 +112,7 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
         "energy_saving_pct": c.get("energy_saving_pct"),
         "dvfs_n_probes": c.get("n_probes"),
         "dvfs_caveat": c.get("caveat"),
-        "worker": a.get(WORKER),
+        "worker": who.get("worker"),
         "datetime_start": trial.datetime_start.isoformat() if trial.datetime_start else None,
         "datetime_complete": trial.datetime_complete.isoformat() if trial.datetime_complete else None,
         "error": a.get(ERROR),

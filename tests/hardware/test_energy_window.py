@@ -75,13 +75,26 @@ def test_naive_window_is_off_by_a_tick():
 def test_above_idle_subtracts_idle_power():
     clock, fake, dev = _setup()
     fake.set_load(None)
-    idle = idle_power_w(CounterSource(dev.total_energy_mj), _advancing(clock))
-    assert idle == pytest.approx(84.0, rel=0.01)
+    reading = idle_power_w(CounterSource(dev.total_energy_mj), _advancing(clock))
+    assert reading.settled and reading.power_w == pytest.approx(84.0, rel=0.01)
+    idle = reading.power_w
     fake.set_load(POWER_W)
     windows = run_energy_windows(CounterSource(dev.total_energy_mj), FakeWorkload(clock), clock,
                                  n_windows=2, min_window_s=0.2, warmup_s=0.1)
     above = window_energies(windows, idle)
     assert above[0] == pytest.approx((POWER_W - 84.0) / RATE_IMG_PER_S, rel=0.01)
+
+
+def test_idle_waits_until_power_settles():
+    clock, fake, dev = _setup()
+    start = clock()
+    fake.set_load(lambda t, mhz: 84.0 + 300.0 * max(0.0, 1.0 - (t - 0.037) / 1.5))  # 1.5 s decay
+    reading = idle_power_w(CounterSource(dev.total_energy_mj), _advancing(clock))
+    assert reading.settled and reading.power_w == pytest.approx(84.0, abs=1.0)
+    assert clock() - start > 1.4 and reading.windows >= 5
+    fake.set_load(lambda t, mhz: 84.0 + 10.0 * t)                       # never settles
+    never = idle_power_w(CounterSource(dev.total_energy_mj), _advancing(clock), timeout_s=1.0)
+    assert not never.settled
 
 
 def _advancing(clock: ManualClock, dt: float = 0.001):

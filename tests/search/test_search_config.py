@@ -33,6 +33,7 @@ def test_defaults_are_valid_and_derive_names():
         ({"dvfs": "measured"}, "--allow-clock-control"),
         ({"study_name": "has space"}, "--study-name"),
         ({"study_name": "../escape"}, "--study-name"),
+        ({"objectives": ("throughput", "energy")}, "--filter none"),
     ],
 )
 def test_bad_values_raise_one_line_usage_errors(kwargs, fragment):

@@ -1,0 +1,193 @@
+"""Example: the utilization filter inside your own NAS loop, on networks that are not NATS cells.
+
+The search space here is a family of small CNNs (depth, width, kernel size) for the scikit-learn
+8×8 digits. Each candidate is measured cheaply on the CPU with `CpuMeter` (throughput and
+utilization; a CPU has no energy reading, so the front is accuracy ↑ × throughput ↑); only the
+candidates the filter admits are trained for real (a few epochs) — the "expensive evaluation".
+Optuna proposes the networks; filtered trials end PRUNED with their figures kept as user
+attributes; the budget counts full evaluations only.
+
+    python experiments/example_custom_nas_filter.py --budget 20 --mode dominance [--save filter.json]
+
+Runs in about a minute or two on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nasenergy.errors import NasEnergyError, UsageError
+
+DEPTHS = (1, 2, 3, 4)
+WIDTHS = (4, 8, 16, 24, 32, 48, 64)
+KERNELS = (1, 3)
+INPUT_SHAPE = (1, 8, 8)
+
+
+def make_cnn(depth: int, width: int, kernel: int, seed: int) -> Any:
+    """A small CNN: ``depth`` conv+ReLU layers of ``width`` channels, global pooling, a linear head.
+
+    Weights are initialised from ``seed`` without touching the global torch generator.
+    """
+    import torch
+    from torch import nn
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layers: list[nn.Module] = []
+        c_in = INPUT_SHAPE[0]
+        for _ in range(depth):
+            layers += [nn.Conv2d(c_in, width, kernel, padding=kernel // 2), nn.ReLU()]
+            c_in = width
+        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, 10)]
+        return nn.Sequential(*layers)
+
+
+def load_digits_tensors(seed: int) -> dict[str, Any]:
+    """The digits data as tensors, split 80/20 (train/validation) with ``seed``."""
+    import numpy as np
+    import torch
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    x = (x / 16.0).astype(np.float32).reshape(-1, *INPUT_SHAPE)
+    order = np.random.default_rng(seed).permutation(len(x))
+    cut = int(0.8 * len(x))
+    tr, va = order[:cut], order[cut:]
+    return {
+        "x_train": torch.from_numpy(x[tr]),
+        "y_train": torch.from_numpy(y[tr]),
+        "x_val": torch.from_numpy(x[va]),
+        "y_val": torch.from_numpy(y[va]),
+    }
+
+
+def train_and_score(model: Any, data: dict[str, Any], *, epochs: int, seed: int) -> float:
+    """Train ``model`` with Adam for ``epochs`` and return validation accuracy in percent."""
+    import torch
+    from torch import nn
+
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    loss_fn = nn.CrossEntropyLoss()
+    n = len(data["x_train"])
+    model.train()
+    for _ in range(epochs):
+        perm = torch.randperm(n, generator=gen)
+        for i in range(0, n, 64):
+            idx = perm[i : i + 64]
+            opt.zero_grad()
+            loss_fn(model(data["x_train"][idx]), data["y_train"][idx]).backward()
+            opt.step()
+    model.eval()
+    with torch.inference_mode():
+        pred = model(data["x_val"]).argmax(dim=1)
+    return float((pred == data["y_val"]).float().mean() * 100.0)
+
+
+def build_filter(mode: str, min_fit: int, seed: int) -> Any:
+    """The filter for this example: the front is accuracy × throughput (no energy on a CPU), and
+    the front holds figures measured at the same (only) clock, so no energy optimism is needed."""
+    from nasenergy.filter import UtilizationFilter
+
+    objectives = ("accuracy", "throughput")
+    if mode == "dominance":
+        return UtilizationFilter.create(
+            "dominance", min_fit=min_fit, objectives=objectives, seed=seed,
+            energy_bound={"energy_factor": 1.0, "throughput_factor": 1.0, "noise_sigmas": 2.0},
+        )
+    if mode == "threshold":
+        return UtilizationFilter.create("threshold", min_fit=min_fit, good="pareto", objectives=objectives)
+    return UtilizationFilter.create("none")
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the search; returns a summary."""
+    import optuna
+    import torch
+    from optuna.trial import TrialState
+
+    from nasenergy.filter import Candidate, CompleteTrialBudget, FilteredObjective
+    from nasenergy.hardware.cpu_meter import CpuMeter
+
+    torch.set_num_threads(args.threads)
+    data = load_digits_tensors(args.seed)
+    meter = CpuMeter(n_repeats=3, min_repeat_s=0.02)
+    flt = build_filter(args.mode, args.min_fit, args.seed)
+    cost_s = {"measure": 0.0, "train": 0.0}
+
+    def propose(trial: optuna.Trial) -> Candidate:
+        depth = trial.suggest_categorical("depth", DEPTHS)
+        width = trial.suggest_categorical("width", WIDTHS)
+        kernel = trial.suggest_categorical("kernel", KERNELS)
+        model = make_cnn(depth, width, kernel, seed=args.seed + trial.number)
+        m = meter.measure(model, INPUT_SHAPE, batch_size=256, precision="fp32")
+        cost_s["measure"] += m.measure_cost_s
+        return Candidate(measurement=m, features=(depth, width, kernel), payload=model)
+
+    def evaluate(trial: optuna.Trial, cand: Candidate) -> float:
+        t0 = time.perf_counter()
+        acc = train_and_score(cand.payload, data, epochs=args.epochs, seed=args.seed + trial.number)
+        cost_s["train"] += time.perf_counter() - t0
+        return acc
+
+    objective = FilteredObjective(flt, propose, evaluate)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(directions=objective.directions, sampler=optuna.samplers.RandomSampler(seed=args.seed))
+    study.optimize(objective, n_trials=args.max_trials, callbacks=[CompleteTrialBudget(args.budget)])
+    if args.save:
+        flt.save(args.save)
+    return {
+        "study": study,
+        "objective": objective,
+        "complete": study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)),
+        "pruned": study.get_trials(deepcopy=False, states=(TrialState.PRUNED,)),
+        "cost_s": cost_s,
+    }
+
+
+def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print what happened."""
+    complete, pruned, cost = summary["complete"], summary["pruned"], summary["cost_s"]
+    print(f"mode {args.mode}: {len(complete)} trained, {len(pruned)} skipped by the filter "
+          f"(cheap measuring {cost['measure']:.1f} s, training {cost['train']:.1f} s; figures measured on this CPU)")
+    for t in pruned[:5]:
+        print(f"  skipped trial {t.number} {t.params}: {t.user_attrs['filter_reason']}")
+    print("front (validation accuracy %, throughput img/s):")
+    by_number = {t.number: t for t in complete}
+    for key, point in sorted(summary["objective"].front, key=lambda kp: -kp[1][0]):
+        t = by_number[key]
+        print(f"  trial {key:3d} {t.params}: {point[0]:.1f} %, {point[1]:.0f} img/s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--mode", choices=("dominance", "threshold", "none"), default="dominance")
+    p.add_argument("--budget", type=int, default=20, help="full evaluations (trainings)")
+    p.add_argument("--max-trials", type=int, default=80, help="cap on all trials, skipped ones included")
+    p.add_argument("--min-fit", type=int, default=10, help="evaluations before the filter starts skipping")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--save", type=Path, default=None, help="write the trained filter here (JSON)")
+    args = p.parse_args(argv)
+    try:
+        if args.budget < 1 or args.max_trials < args.budget or args.epochs < 1 or args.threads < 1:
+            raise UsageError("need --budget >= 1, --max-trials >= --budget, --epochs >= 1 and --threads >= 1")
+        t0 = time.perf_counter()
+        summary = run(args)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    report(summary, args)
+    print(f"total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""Measure every canonical TSS class on the GPU, resumably, into the recorded profile.
+
+Subcommands:
+
+``measure``
+    Measures canonical classes at the CIFAR input shape (fp16, channels-last, batch 1024; add
+    ``--fp32`` for fp32 batch 256 rows too) in a fixed order: the classes by first appearance in a
+    seeded random permutation of all 15,625 cells, so any prefix is a random sample. Classes
+    already in ``--profile`` or in any chunk CSV in ``--chunk-dir`` are skipped. Rows are appended
+    to a new chunk CSV as they are measured; the run stops cleanly before ``--time-limit-s``.
+    The next network is built on the CPU while the current one is measured.
+
+``merge``
+    Merges chunk CSVs into the profile (default ``nasenergy/data/h200_tss_profile.csv.gz``).
+    Idempotent: rows already in the profile win; a class measured twice in the chunks keeps its
+    earliest row; the output is sorted and byte-for-byte reproducible.
+
+``remeasure``
+    Re-measures N random classes of the profile and reports the relative differences of
+    throughput and energy per image to ``--out`` (default ``results/profile_agreement``).
+
+Usage (on a GPU machine)::
+
+    PYTHONPATH=. python3 experiments/profile_tss_space.py measure --time-limit-s 540 --chunk-dir $OUT
+    python experiments/profile_tss_space.py merge chunks/*.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import csv
+import datetime as dt
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+SETTINGS_FP16 = ("fp16", 1024, True)
+SETTINGS_FP32 = ("fp32", 256, False)
+
+
+def class_order(space: Any, seed: int) -> list[Any]:
+    """Canonical TSS classes by first appearance in a seeded permutation of all cells."""
+    import numpy as np
+
+    seen: set[Any] = set()
+    order = []
+    for i in np.random.default_rng(seed).permutation(space.size):
+        canon = space.canonical(space.arch_at(int(i)))
+        if canon not in seen:
+            seen.add(canon)
+            order.append(canon)
+    return order
+
+
+def complete_rows(path: Path) -> list[dict[str, str]]:
+    """The complete rows of a profile or chunk CSV (a run killed mid-write may leave a partial
+    last line, which is dropped)."""
+    from nasenergy.hardware.recorded import read_profile
+
+    return [r for r in read_profile(path) if None not in r.values() and None not in r]
+
+
+def _done_keys(paths: list[Path]) -> set[tuple[str, str, int]]:
+    keys = set()
+    for path in paths:
+        for row in complete_rows(path):
+            keys.add((row["canonical_arch"], row["precision"], int(row["batch_size"])))
+    return keys
+
+
+def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: v for k, v in (("energy_window_s", args.energy_window_s),
+                              ("energy_repeats", args.energy_repeats)) if v is not None}
+
+
+def _utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[tuple[str, int, bool]],
+                  torch_version: str) -> Iterator[dict[str, str]]:
+    from nasenergy.hardware.recorded import measurement_to_row
+
+    for precision, batch_size, channels_last in settings:
+        m = meter.measure(model, space.input_shape("cifar10"), batch_size=batch_size,
+                          precision=precision, channels_last=channels_last)
+        yield measurement_to_row(m, canonical_arch=str(arch), arch_index=space.index(arch),
+                                 driver_version=meter.driver_version or "", torch_version=torch_version,
+                                 measured_at=_utc_now())
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    import torch
+
+    from nasenergy.hardware.cuda_meter import CudaMeter
+    from nasenergy.hardware.recorded import PROFILE_COLUMNS
+    from search_spaces import get_space
+
+    t_start = time.perf_counter()
+    if not torch.cuda.is_available():
+        print("error: measuring needs a CUDA GPU", file=sys.stderr)
+        return 2
+    space = get_space("tss")
+    settings = [SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else [])
+    args.chunk_dir.mkdir(parents=True, exist_ok=True)
+    done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
+    done = _done_keys(done_files)
+    todo = [a for a in class_order(space, args.seed)
+            if any((str(a), p, b) not in done for p, b, _ in settings)]
+    if args.max_classes is not None:
+        todo = todo[: args.max_classes]
+    print(f"{len(todo)} classes to measure ({len(done)} rows already done)", flush=True)
+    if not todo:
+        return 0
+    meter = CudaMeter(**_energy_options(args))
+    meter.idle_power_w()
+    chunk = args.chunk_dir / f"chunk_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}.csv"
+    per_class: list[float] = []
+    n_rows = 0
+    with open(chunk, "w", newline="") as f, concurrent.futures.ThreadPoolExecutor(1) as pool:
+        writer = csv.DictWriter(f, fieldnames=PROFILE_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        f.flush()
+        future = pool.submit(space.build, todo[0], "cifar10")
+        for k, arch in enumerate(todo):
+            elapsed = time.perf_counter() - t_start
+            estimate = 1.5 * statistics.median(per_class[-50:]) if per_class else 10.0
+            if elapsed + estimate > args.time_limit_s:
+                print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
+                break
+            t0 = time.perf_counter()
+            model = future.result()
+            if k + 1 < len(todo):
+                future = pool.submit(space.build, todo[k + 1], "cifar10")
+            for row in _measure_rows(meter, space, arch, model, settings, torch.__version__):
+                if (row["canonical_arch"], row["precision"], int(row["batch_size"])) not in done:
+                    writer.writerow(row)
+                    n_rows += 1
+            f.flush()
+            per_class.append(time.perf_counter() - t0)
+    meter.close()
+    rate = statistics.fmean(per_class) if per_class else float("nan")
+    print(f"wrote {n_rows} rows for {len(per_class)} classes to {chunk}; "
+          f"{rate:.3f} s per class (mean), {time.perf_counter() - t_start:.0f} s in all", flush=True)
+    return 0
+
+
+def merge_rows(profile_rows: list[dict[str, str]], chunk_rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Profile rows plus new chunk rows (earliest measurement of each key), sorted."""
+    def key(r: dict[str, str]) -> tuple[str, str, int, str]:
+        return r["canonical_arch"], r["precision"], int(r["batch_size"]), r["input_shape"]
+
+    merged = {key(r): r for r in profile_rows}
+    for r in sorted(chunk_rows, key=lambda r: r["measured_at"]):
+        merged.setdefault(key(r), r)
+    return sorted(merged.values(), key=lambda r: (int(r["arch_index"]), r["precision"],
+                                                  int(r["batch_size"]), r["input_shape"]))
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from nasenergy.hardware.recorded import read_profile, write_profile
+
+    existing = read_profile(args.profile) if args.profile.is_file() else []
+    new = [r for path in args.chunks for r in complete_rows(path)]
+    rows = merge_rows(existing, new)
+    n = write_profile(rows, args.profile)
+    size_kb = args.profile.stat().st_size / 1024
+    print(f"{args.profile}: {n} rows ({n - len(existing)} new), {size_kb:.0f} KiB")
+    return 0
+
+
+def cmd_remeasure(args: argparse.Namespace) -> int:
+    import numpy as np
+    import torch
+
+    from nasenergy.hardware.cuda_meter import CudaMeter
+    from nasenergy.hardware.recorded import measurement_from_row, read_profile
+    from search_spaces import get_space
+
+    if not torch.cuda.is_available():
+        print("error: re-measuring needs a CUDA GPU", file=sys.stderr)
+        return 2
+    space = get_space("tss")
+    rows = [r for r in read_profile(args.profile) if r["precision"] == "fp16"]
+    if not rows:
+        print(f"error: {args.profile} has no fp16 rows", file=sys.stderr)
+        return 2
+    pick = np.random.default_rng(args.seed).choice(len(rows), size=min(args.n, len(rows)), replace=False)
+    meter = CudaMeter(**_energy_options(args))
+    out_rows = []
+    for i in sorted(int(i) for i in pick):
+        old = measurement_from_row(rows[i])
+        arch = space.parse(rows[i]["canonical_arch"])
+        new = meter.measure(space.build(arch, "cifar10"), space.input_shape("cifar10"),
+                            batch_size=old.batch_size, precision=old.precision, channels_last=True)
+        out_rows.append({
+            "canonical_arch": str(arch), "throughput_old": old.throughput_img_per_s,
+            "throughput_new": new.throughput_img_per_s,
+            "throughput_rel_diff": new.throughput_img_per_s / old.throughput_img_per_s - 1,
+            "energy_old": old.energy_j_per_img, "energy_new": new.energy_j_per_img,
+            "energy_rel_diff": (new.energy_j_per_img / old.energy_j_per_img - 1
+                                if old.energy_j_per_img and new.energy_j_per_img else ""),
+            "measured_old": rows[i]["measured_at"], "measured_new": _utc_now(),
+        })
+    meter.close()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "agreement.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(out_rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(out_rows)
+    lines = ["# Profile agreement", "",
+             f"{len(out_rows)} random classes of `{args.profile.name}` re-measured on "
+             f"{meter.device_name} (driver {meter.driver_version}, torch {torch.__version__}) "
+             f"at {_utc_now()}; relative difference = new / recorded - 1. All figures measured.", "",
+             "| quantity | median abs. rel. diff | worst abs. rel. diff |", "|---|---|---|"]
+    for q in ("throughput", "energy"):
+        d = [abs(float(r[f"{q}_rel_diff"])) for r in out_rows if r[f"{q}_rel_diff"] != ""]
+        if d:
+            lines.append(f"| {q} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % |")
+    lines.append("")
+    (args.out / "README.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from nasenergy.hardware.recorded import DEFAULT_PROFILE
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("measure", help="measure the next classes into a chunk CSV")
+    m.add_argument("--chunk-dir", type=Path, default=Path("profile_chunks"))
+    m.add_argument("--profile", type=Path, default=DEFAULT_PROFILE, help="classes in it are skipped")
+    m.add_argument("--time-limit-s", type=float, default=540.0)
+    m.add_argument("--max-classes", type=int)
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--fp32", action="store_true", help="also fp32 at batch size 256")
+    m.add_argument("--energy-window-s", type=float, help="default: the meter's")
+    m.add_argument("--energy-repeats", type=int, help="default: the meter's")
+    g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
+    g.add_argument("chunks", type=Path, nargs="+")
+    g.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
+    r = sub.add_parser("remeasure", help="re-measure N profiled classes; agreement report")
+    r.add_argument("n", type=int)
+    r.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
+    r.add_argument("--out", type=Path, default=Path("results/profile_agreement"))
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--energy-window-s", type=float, help="default: the meter's")
+    r.add_argument("--energy-repeats", type=int, help="default: the meter's")
+    args = p.parse_args(argv)
+    from nasenergy.errors import NasEnergyError
+
+    try:
+        return {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

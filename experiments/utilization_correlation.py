@@ -1,0 +1,410 @@
+"""Rank correlation of recorded GPU utilization (and of FLOPs and params) with NATS-Bench accuracy.
+
+Joins the utilization of each TSS isomorphism class, from a recorded profile (default: the H200
+profile shipped with the package), with the NATS-Bench accuracies in the shared data folder
+(12-epoch: ``nb201_hp12_acc__*.csv.gz``; 200-epoch: ``nb201_hp200_test_acc__*.csv.gz``). Every
+cell is mapped to its class with ``space.canonical``. For each dataset (CIFAR-10, CIFAR-100,
+ImageNet16-120) and schedule (12, 200 epochs) it computes Spearman's rho and Kendall's tau-b of
+utilization, FLOPs and params with test accuracy, at two levels:
+
+* ``cell``: every cell whose class is in the profile (cells of one class share its utilization);
+* ``class``: one point per class, accuracy averaged over the class's cells.
+
+FLOPs and params are counted exactly from each architecture for the dataset's input shape (by
+``search_spaces``). Utilization is used as recorded; when the profile has no rows at a dataset's
+input shape (ImageNet16-120 is 16×16) the 32×32 rows are used and the CSV says so.
+
+Writes ``correlations.csv``, ``scatter.png`` and ``README.md`` to ``--out`` (default
+``results/utilization_correlation``)::
+
+    python experiments/utilization_correlation.py [--profile PATH] [--precision fp16 --batch-size 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import hashlib
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+
+DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
+EPOCHS: tuple[int, ...] = (12, 200)
+ACCURACY_COLUMNS: dict[tuple[str, int], str] = {
+    ("cifar10", 12): "cifar10_test_acc_12ep",
+    ("cifar100", 12): "cifar100_test_acc_12ep",
+    ("ImageNet16-120", 12): "imagenet16_test_acc_12ep",
+    ("cifar10", 200): "cifar10_test_acc_200ep",
+    ("cifar100", 200): "cifar100_test_acc_200ep",
+    ("ImageNet16-120", 200): "imagenet16_test_acc_200ep",
+}
+ACCURACY_GLOBS: dict[int, str] = {12: "nb201_hp12_acc__*.csv.gz", 200: "nb201_hp200_test_acc__*.csv.gz"}
+PREDICTORS: tuple[str, ...] = ("utilization", "flops_per_img", "params")
+LEVELS: tuple[str, ...] = ("cell", "class")
+CSV_COLUMNS: tuple[str, ...] = (
+    "dataset",
+    "epochs",
+    "accuracy_column",
+    "level",
+    "predictor",
+    "predictor_source",
+    "n",
+    "spearman_rho",
+    "spearman_p",
+    "kendall_tau",
+    "kendall_p",
+    "profile_input_shape",
+)
+
+
+@dataclass(frozen=True)
+class ProfileSelection:
+    """The profile rows used: utilization per (class string, input shape) and their setting.
+
+    Attributes:
+        utilization: ``{(canonical_arch, "3x32x32"): utilization}``.
+        precision: the rows' precision.
+        batch_size: the rows' batch size.
+        device_name: the device(s) the rows were taken on.
+        source: the rows' provenance (``recorded``, ``measured`` or ``modelled``).
+        n_rows: rows in the whole profile.
+    """
+
+    utilization: dict[tuple[str, str], float]
+    precision: str
+    batch_size: int
+    device_name: str
+    source: str
+    n_rows: int
+
+
+@dataclass(frozen=True)
+class CorrelationRow:
+    """One line of ``correlations.csv`` (see `CSV_COLUMNS`)."""
+
+    dataset: str
+    epochs: int
+    accuracy_column: str
+    level: str
+    predictor: str
+    predictor_source: str
+    n: int
+    spearman_rho: float
+    spearman_p: float
+    kendall_tau: float
+    kendall_p: float
+    profile_input_shape: str
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Per dataset, the cells (and classes) with their predictors and accuracies."""
+
+    cell_class: list[str]
+    cell_values: dict[str, np.ndarray]
+    class_names: list[str]
+    class_values: dict[str, np.ndarray]
+    profile_input_shape: str
+
+
+def select_profile(rows: list[dict[str, str]], precision: str | None, batch_size: int | None) -> ProfileSelection:
+    """Keep one setting (precision, batch size) of the profile.
+
+    Without a choice the setting with the most rows is used.
+
+    Raises:
+        UsageError: no rows of the chosen setting, a tie between settings, or duplicate classes.
+    """
+    from nasenergy.hardware.recorded import measurement_from_row
+
+    if precision is not None:
+        rows = [r for r in rows if r["precision"] == precision]
+    if batch_size is not None:
+        rows = [r for r in rows if int(r["batch_size"]) == batch_size]
+    if not rows:
+        raise UsageError("the profile has no rows for the chosen --precision/--batch-size")
+    settings = Counter((r["precision"], int(r["batch_size"])) for r in rows)
+    (best, count), *rest = settings.most_common()
+    if rest and rest[0][1] == count:
+        listed = ", ".join(f"{p}/{b}" for p, b in settings)
+        raise UsageError(f"the profile has several settings ({listed}); choose with --precision and --batch-size")
+    util: dict[tuple[str, str], float] = {}
+    devices, sources = set(), set()
+    for r in rows:
+        if (r["precision"], int(r["batch_size"])) != best:
+            continue
+        key = (r["canonical_arch"], r["input_shape"])
+        if key in util:
+            raise UsageError(f"the profile has two rows for class {key[0]} at {key[1]} ({best[0]}/{best[1]})")
+        m = measurement_from_row(r)
+        util[key] = float(m.utilization)
+        devices.add(m.device_name)
+        sources.add(m.source)
+    return ProfileSelection(
+        utilization=util,
+        precision=best[0],
+        batch_size=best[1],
+        device_name=", ".join(sorted(devices)),
+        source="/".join(sorted(sources)),
+        n_rows=len(rows),
+    )
+
+
+def find_accuracy_file(data_dir: Path, epochs: int) -> Path:
+    """The shared accuracy table for the schedule ``epochs``."""
+    hits = sorted(data_dir.glob(ACCURACY_GLOBS[epochs]))
+    if not hits:
+        raise DataNotFoundError(f"no {ACCURACY_GLOBS[epochs]} in {data_dir}")
+    return hits[0]
+
+
+def read_accuracies(data_dir: Path) -> dict[str, dict[str, float]]:
+    """``{arch_str: {accuracy column: percent}}`` from the 12- and 200-epoch tables."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    wanted = set(ACCURACY_COLUMNS.values())
+    for epochs in EPOCHS:
+        path = find_accuracy_file(data_dir, epochs)
+        with gzip.open(path, "rt", newline="") as f:
+            for row in csv.DictReader(f):
+                for col in wanted & set(row):
+                    if row[col] != "":
+                        out[row["arch_str"]][col] = float(row[col])
+    return dict(out)
+
+
+def join(
+    space: Any,
+    accuracies: dict[str, dict[str, float]],
+    profile: ProfileSelection,
+    dataset: str,
+) -> Joined:
+    """Cells and classes of ``dataset`` with utilization, FLOPs, params and accuracies.
+
+    Raises:
+        UsageError: no cell's class is in the profile.
+    """
+    want_shape = "x".join(str(s) for s in space.input_shape(dataset))
+    shapes = Counter(shape for _, shape in profile.utilization)
+    shape = want_shape if want_shape in shapes else shapes.most_common(1)[0][0]
+    cols = [ACCURACY_COLUMNS[(dataset, e)] for e in EPOCHS]
+    cell_class: list[str] = []
+    cell_rows: list[list[float]] = []
+    members: dict[str, list[list[float]]] = defaultdict(list)
+    reps: dict[str, Any] = {}
+    for arch_str, accs in accuracies.items():
+        arch = space.parse(arch_str)
+        canon = space.canonical(arch)
+        key = (str(canon), shape)
+        if key not in profile.utilization or not all(c in accs for c in cols):
+            continue
+        cost = space.count(arch, dataset)
+        cell_class.append(key[0])
+        cell_rows.append([profile.utilization[key], float(cost.flops), float(cost.params)] + [accs[c] for c in cols])
+        members[key[0]].append([accs[c] for c in cols])
+        reps[key[0]] = canon
+    if not cell_rows:
+        raise UsageError(f"no TSS cell of {dataset} has its class in the profile (input shape {shape})")
+    names = PREDICTORS + tuple(cols)
+    cells = np.array(cell_rows)
+    class_names = sorted(members)
+    class_rows = []
+    for name in class_names:
+        cost = space.count(reps[name], dataset)
+        util = profile.utilization[(name, shape)]
+        class_rows.append([util, float(cost.flops), float(cost.params)] + list(np.mean(members[name], axis=0)))
+    classes = np.array(class_rows)
+    return Joined(
+        cell_class=cell_class,
+        cell_values={n: cells[:, i] for i, n in enumerate(names)},
+        class_names=class_names,
+        class_values={n: classes[:, i] for i, n in enumerate(names)},
+        profile_input_shape=shape,
+    )
+
+
+class RankCorrelation(NamedTuple):
+    """Spearman's rho and Kendall's tau-b with their two-sided p-values."""
+
+    spearman_rho: float
+    spearman_p: float
+    kendall_tau: float
+    kendall_p: float
+
+
+def rank_correlations(x: np.ndarray, y: np.ndarray) -> RankCorrelation:
+    """Rank correlations of ``x`` with ``y`` (NaN pairs dropped; all NaN with fewer than 3 points
+    or no spread)."""
+    from scipy.stats import kendalltau, spearmanr
+
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        nan = float("nan")
+        return RankCorrelation(nan, nan, nan, nan)
+    s = spearmanr(x, y)
+    k = kendalltau(x, y)
+    return RankCorrelation(float(s.statistic), float(s.pvalue), float(k.statistic), float(k.pvalue))
+
+
+def correlations(joined: dict[str, Joined], utilization_source: str) -> list[CorrelationRow]:
+    """All correlation rows: dataset × epochs × level × predictor."""
+    out = []
+    for dataset, j in joined.items():
+        for epochs in EPOCHS:
+            col = ACCURACY_COLUMNS[(dataset, epochs)]
+            for level in LEVELS:
+                values = j.cell_values if level == "cell" else j.class_values
+                for pred in PREDICTORS:
+                    rho, rho_p, tau, tau_p = rank_correlations(values[pred], values[col])
+                    out.append(
+                        CorrelationRow(
+                            dataset=dataset,
+                            epochs=epochs,
+                            accuracy_column=col,
+                            level=level,
+                            predictor=pred,
+                            predictor_source=utilization_source if pred == "utilization" else "modelled",
+                            n=int(len(values[pred])),
+                            spearman_rho=rho,
+                            spearman_p=rho_p,
+                            kendall_tau=tau,
+                            kendall_p=tau_p,
+                            profile_input_shape=j.profile_input_shape,
+                        )
+                    )
+    return out
+
+
+def write_csv(rows: list[CorrelationRow], path: Path) -> None:
+    """Write the correlation rows (floats to 6 significant digits)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(CSV_COLUMNS)
+        for r in rows:
+            w.writerow([format(v, ".6g") if isinstance(v, float) else v for v in (getattr(r, c) for c in CSV_COLUMNS)])
+
+
+def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile: ProfileSelection, path: Path) -> None:
+    """Class-level utilization against accuracy, one panel per dataset and schedule."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rho = {(r.dataset, r.epochs): r.spearman_rho for r in rows if r.level == "class" and r.predictor == "utilization"}
+    fig, axes = plt.subplots(len(EPOCHS), len(joined), figsize=(4.2 * len(joined), 3.6 * len(EPOCHS)), squeeze=False)
+    for c, (dataset, j) in enumerate(joined.items()):
+        for r_i, epochs in enumerate(EPOCHS):
+            ax = axes[r_i][c]
+            col = ACCURACY_COLUMNS[(dataset, epochs)]
+            ax.scatter(j.class_values["utilization"], j.class_values[col], s=3, alpha=0.35, linewidths=0)
+            ax.set_title(f"{dataset}, {epochs} epochs (Spearman ρ = {rho[(dataset, epochs)]:.3f})", fontsize=9)
+            ax.set_xlabel(f"utilization ({profile.source}, input {j.profile_input_shape})", fontsize=8)
+            ax.set_ylabel("test accuracy, % (recorded, NATS-Bench)", fontsize=8)
+    fig.suptitle(
+        f"Utilization vs accuracy per TSS class — {profile.device_name}, {profile.precision}, batch {profile.batch_size}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def write_readme(
+    rows: list[CorrelationRow],
+    joined: dict[str, Joined],
+    profile: ProfileSelection,
+    profile_path: Path,
+    path: Path,
+) -> None:
+    """A short README with the inputs and the class-level Spearman table."""
+    digest = hashlib.sha256(profile_path.read_bytes()).hexdigest()[:16]
+    n_classes = {d: len(j.class_names) for d, j in joined.items()}
+    n_cells = {d: len(j.cell_class) for d, j in joined.items()}
+    lines = [
+        "# Utilization vs accuracy on NATS-Bench TSS",
+        "",
+        "Made by `python experiments/utilization_correlation.py`. Rank correlations of GPU utilization",
+        "(and, for comparison, FLOPs and params) with NATS-Bench test accuracy after 12 and 200 epochs.",
+        "",
+        f"- Utilization: `{profile_path.name}` (sha256 {digest}…), {profile.source}, device {profile.device_name},",
+        f"  {profile.precision}, batch {profile.batch_size}; classes covered: "
+        + ", ".join(f"{d} {n_classes[d]} classes / {n_cells[d]} cells" for d in joined)
+        + ".",
+        "- Accuracy: recorded NATS-Bench tables from the shared data folder (test split; CIFAR-10 12-epoch is one seed).",
+        "- FLOPs and params: counted exactly from each architecture by `search_spaces` (labelled `modelled`).",
+        "- `cell` level: every cell (cells of a class share its utilization); `class` level: accuracy averaged per class.",
+        "",
+        "Spearman ρ at class level (`correlations.csv` has Kendall τ-b, p-values and the cell level):",
+        "",
+        "| dataset | epochs | utilization | FLOPs | params |",
+        "|---|---|---|---|---|",
+    ]
+    table = {(r.dataset, r.epochs, r.predictor): r.spearman_rho for r in rows if r.level == "class"}
+    for d in joined:
+        for e in EPOCHS:
+            lines.append(f"| {d} | {e} | " + " | ".join(f"{table[(d, e, p)]:.3f}" for p in PREDICTORS) + " |")
+    shapes = {d: j.profile_input_shape for d, j in joined.items()}
+    lines += ["", f"Profile input shape used per dataset: {shapes}.", "", "`scatter.png`: class-level utilization against accuracy."]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def run(profile_path: Path, out_dir: Path, data_dir: Path, precision: str | None, batch_size: int | None) -> list[CorrelationRow]:
+    """The whole experiment; returns the correlation rows it wrote."""
+    from nasenergy.hardware.recorded import read_profile
+    from search_spaces import get_space
+
+    if not profile_path.is_file():
+        raise DataNotFoundError(
+            f"profile not found: {profile_path}; record one with experiments/profile_tss_space.py or pass --profile"
+        )
+    profile = select_profile(read_profile(profile_path), precision, batch_size)
+    accuracies = read_accuracies(data_dir)
+    space = get_space("tss")
+    joined = {d: join(space, accuracies, profile, d) for d in DATASETS}
+    rows = correlations(joined, profile.source)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, out_dir / "correlations.csv")
+    plot_scatter(joined, rows, profile, out_dir / "scatter.png")
+    write_readme(rows, joined, profile, profile_path, out_dir / "README.md")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    from nasenergy.hardware.recorded import DEFAULT_PROFILE
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--profile", type=Path, default=DEFAULT_PROFILE, help="recorded profile CSV(.gz)")
+    p.add_argument("--out", type=Path, default=Path("results/utilization_correlation"), help="output folder")
+    p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: NASENERGY_SHARED_DATA)")
+    p.add_argument("--precision", default=None, help="profile rows of this precision (default: the commonest setting)")
+    p.add_argument("--batch-size", type=int, default=None, help="profile rows of this batch size")
+    args = p.parse_args(argv)
+    try:
+        from nasenergy.paths import shared_data_dir
+
+        data_dir = args.data_dir if args.data_dir is not None else shared_data_dir()
+        if not data_dir.is_dir():
+            raise DataNotFoundError(f"shared data folder not found: {data_dir}")
+        rows = run(args.profile, args.out, data_dir, args.precision, args.batch_size)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    best = [r for r in rows if r.level == "class" and r.predictor == "utilization"]
+    for r in best:
+        print(f"{r.dataset:>15} {r.epochs:>3} ep: Spearman {r.spearman_rho:.3f}, Kendall {r.kendall_tau:.3f} (n={r.n})")
+    print(f"wrote {args.out}/correlations.csv, scatter.png, README.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""``python -m nasenergy.benchmark``: import and inspect the accuracy benchmarks.
+
+Commands:
+
+* ``import SOURCE``: read a NATS-Bench folder or file, a benchmark table, or a folder of tables
+  once, and install it as one fast file in the cache folder (``--cache-dir``, else
+  ``$NASENERGY_HOME``, else ``~/.cache/nasenergy``);
+* ``info``: what is installed and where (space, datasets, splits, schedules, cells, source, size);
+* ``query ARCH``: the search and report metrics of one architecture (string or index);
+* ``schema``: the CSV schema of benchmark tables.
+
+Example::
+
+    python -m nasenergy.benchmark import ../shared/data
+    python -m nasenergy.benchmark info
+
+Errors are one line on stderr (``error: ...``); the exit status is 2 for bad input, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from nasenergy.errors import NasEnergyError
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _progress(stream: TextIO) -> Any:
+    """A progress callback: a rewritten line on a terminal, else a line every 10%."""
+    started = time.perf_counter()
+    tty = stream.isatty()
+    shown = {"tenth": -1}
+
+    def report(done: int, total: int) -> None:
+        if total < 64:
+            return
+        tenth = 10 * done // total
+        if not tty and tenth == shown["tenth"]:
+            return
+        shown["tenth"] = tenth
+        elapsed = time.perf_counter() - started
+        line = f"read {done}/{total} NATS-Bench records ({elapsed:.0f} s)"
+        stream.write(f"\r{line}" if tty else f"{line}\n")
+        if tty and done == total:
+            stream.write("\n")
+        stream.flush()
+
+    return report
+
+
+def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nasenergy.oracles.cache import install
+
+    started = time.perf_counter()
+    result = install(args.source, space_name=args.space, directory=args.cache_dir,
+                     workers=args.workers, progress=_progress(err))
+    elapsed = time.perf_counter() - started
+    data = result.data
+    out.write(f"installed {data.space_name} benchmark from {data.provenance.get('source')}\n")
+    out.write(f"  file: {result.path} ({_human_bytes(result.size_bytes)}), built in {elapsed:.1f} s\n")
+    _write_summary(data.provenance, data.coverage(), out)
+    return 0
+
+
+def _write_summary(provenance: dict[str, Any], coverage: dict[str, Any], out: TextIO) -> None:
+    if provenance.get("files"):
+        out.write(f"  tables: {', '.join(provenance['files'])}\n")
+    for name in provenance.get("skipped", []):
+        out.write(f"  skipped: {name}\n")
+    for file, columns in provenance.get("ignored_columns", {}).items():
+        out.write(f"  ignored: {', '.join(columns)} in {file} (no seed column: runs unknown)\n")
+    for conflict in provenance.get("conflicts", []):
+        out.write(f"  disagreement: {conflict['values']} in {conflict['file']} for "
+                  f"{conflict['archs']} archs (kept the earlier table)\n")
+    model = provenance.get("cost_model")
+    if model:
+        out.write(f"  unrecorded costs: estimated from {model['n_fit_archs']} recorded archs "
+                  f"(cross-validated median error {100 * model['cv_median_rel_err_train']:.1f}%)\n")
+    out.write("  cells (dataset/split/epochs: archs with a value, with runs, with a recorded cost):\n")
+    for key, cov in coverage.items():
+        nats_dataset, split, schedule = key.split("/")
+        out.write(f"    {nats_dataset:15s} {split:9s} {int(schedule):4d} ep: {cov['archs']:6d}"
+                  f"  runs {cov['archs_with_runs']:6d} (max {cov['max_runs']})"
+                  f"  cost {cov['archs_with_recorded_cost']:6d}\n")
+
+
+def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nasenergy.oracles.cache import cache_dir, installed
+    from nasenergy.oracles.errors import GET_A_BENCHMARK
+
+    found = installed(args.cache_dir)
+    folder = cache_dir(args.cache_dir)
+    if args.json:
+        out.write(json.dumps({"cache_dir": str(folder), "benchmarks": [
+            {"path": str(b.path), "size_bytes": b.size_bytes, "space": b.space_name,
+             "provenance": b.provenance, "coverage": b.coverage} for b in found]}, indent=1) + "\n")
+        return 0 if found else 1
+    if not found:
+        err.write(f"error: no benchmark installed in {folder}; {GET_A_BENCHMARK}\n")
+        return 1
+    for bench in found:
+        prov = bench.provenance
+        out.write(f"{bench.space_name}: {bench.path} ({_human_bytes(bench.size_bytes)})\n")
+        out.write(f"  source: {prov.get('kind', '?')} at {prov.get('source', '?')}, "
+                  f"imported {prov.get('created_utc', '?')}\n")
+        datasets = sorted({key.split('/')[0] for key in bench.coverage})
+        schedules = sorted({int(key.split('/')[2]) for key in bench.coverage})
+        out.write(f"  NATS datasets: {', '.join(datasets)}; schedules (epochs): "
+                  f"{', '.join(map(str, schedules))}\n")
+        _write_summary(prov, bench.coverage, out)
+    return 0
+
+
+def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nasenergy.oracles.loader import load_oracle
+
+    oracle = load_oracle(args.benchmark, args.space, seed=args.seed, cache_directory=args.cache_dir)
+    arch: Any = int(args.arch) if args.arch.strip().isdigit() else args.arch
+    rows = [("search", oracle.evaluate(arch, args.dataset, seed=args.seed)),
+            ("report", oracle.report(arch, args.dataset))]
+    out.write(f"{oracle.describe()}\n")
+    for label, ev in rows:
+        out.write(f"{label}: {ev.accuracy_pct:.3f}% on {ev.dataset} {ev.split} after "
+                  f"{int(ev.schedule)} epochs ({ev.trial}); cost {ev.cost_s:.1f} s "
+                  f"({ev.cost_source}); arch {ev.arch_index} {ev.arch}\n")
+    return 0
+
+
+def _cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nasenergy.oracles import tables
+
+    out.write((tables.__doc__ or "").strip() + "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m nasenergy.benchmark``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m nasenergy.benchmark",
+        description="Import and inspect the accuracy benchmarks (NATS-Bench files or tables).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    cache_help = "cache folder (default: $NASENERGY_HOME, else ~/.cache/nasenergy)"
+
+    p = sub.add_parser("import", help="install a benchmark as one fast local file")
+    p.add_argument("source", help="NATS-Bench folder or file, a .csv(.gz) table, or a folder of tables")
+    p.add_argument("--space", choices=("tss", "sss"), default=None,
+                   help="search space (default: tss for NATS-Bench, inferred for tables)")
+    p.add_argument("--cache-dir", default=None, help=cache_help)
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes reading NATS-Bench files (default: all cores)")
+    p.set_defaults(run=_cmd_import)
+
+    p = sub.add_parser("info", help="what is installed and where")
+    p.add_argument("--cache-dir", default=None, help=cache_help)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=_cmd_info)
+
+    p = sub.add_parser("query", help="search and report metrics of one architecture")
+    p.add_argument("arch", help="architecture string or official index")
+    p.add_argument("--dataset", default="cifar10", help="cifar10, cifar100 or ImageNet16-120")
+    p.add_argument("--space", choices=("tss", "sss"), default="tss")
+    p.add_argument("--benchmark", default=None,
+                   help="benchmark path (default: the installed benchmark)")
+    p.add_argument("--seed", type=int, default=0, help="seed picking the training run")
+    p.add_argument("--cache-dir", default=None, help=cache_help)
+    p.set_defaults(run=_cmd_query)
+
+    p = sub.add_parser("schema", help="print the CSV schema of benchmark tables")
+    p.set_defaults(run=_cmd_schema)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    Args:
+        argv: arguments (default ``sys.argv[1:]``).
+        out: stream for results (default stdout).
+        err: stream for progress and errors (default stderr).
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = build_parser().parse_args(argv)
+    if args.command == "import" and args.workers is not None and args.workers < 1:
+        err.write("error: --workers must be at least 1\n")
+        return 2
+    try:
+        return int(args.run(args, out, err))
+    except NasEnergyError as exc:
+        err.write(f"error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.write("error: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+r"""The DVFS model: time, power and energy per image at any SM clock, from one default-clock run.
+
+Used where clocks cannot be changed. Its inputs are a workload's time per image ``t0`` and mean
+board power ``P0`` measured at the default clock ``f0`` (plus optional activity figures), and a
+per-GPU `GpuDvfsParams`. Clocks ``f`` are SM clocks in MHz; ``f_max`` is the highest supported one.
+
+Equations
+---------
+(1) Time. A share ``alpha`` of the default-clock time is compute that scales with ``1/f``; the rest
+(DRAM traffic, launch and host overheads) does not. The two combine through a p-norm whose
+exponent ``p >= 1`` is a per-GPU overlap parameter::
+
+    tau(f) = t(f) / t0 = [ (alpha * f0 / f)**p + 1 - alpha**p ] ** (1 / p)
+
+With ``p = 1`` this is ``alpha * f0/f + (1 - alpha)``, the plain serial model; as ``p`` grows it
+tends to the roofline ``max(alpha * f0/f, 1)``, where the clock-independent part hides compute.
+``tau(f0) = 1`` always.
+
+(2) Voltage. Core voltage, relative to its value at ``f_max``, is flat below a knee and rises
+above it::
+
+    v(f) = v_floor + (1 - v_floor) * (max(0, f - f_knee) / (f_max - f_knee)) ** q
+
+(3) Power. Board power is a static part ``P_s`` plus dynamic power that scales with ``V**2``; a
+share ``beta`` of the dynamic power follows clock cycles (clock tree, stalled pipelines), the rest
+follows completed work, i.e. the work rate ``1/tau``::
+
+    P(f) = P_s + (P0 - P_s) * (v(f) / v(f0))**2 * [ beta * f / f0 + (1 - beta) / tau(f) ]
+
+``P(f0) = P0``. For a compute-bound workload (``tau = f0/f``) both terms scale as ``f * V**2``.
+(If ``P0 < P_s`` the dynamic part is taken as zero.)
+
+(4) Energy and throughput per image::
+
+    E(f) = P(f) * t0 * tau(f)          throughput(f) = 1 / (t0 * tau(f))
+
+(5) ``alpha`` of an unseen workload is predicted from figures read at the default clock, without
+changing clocks: ``alpha = clip(w0 + sum_k w_k x_k, alpha_lo, 1)`` with ``x`` from
+``power_frac = (P0 - P_idle) / (P_limit - P_idle)`` and, where measured, ``sm_active`` and
+``dram_active`` (`nasenergy.dvfs.params.FEATURES`); where the GPU-busy fraction ``b`` (time in
+which kernels run) is known, ``alpha <= max(alpha_lo, b)``, since only busy time can scale with
+the clock. Rationale: a workload that draws little power
+above idle at full clock is mostly waiting (on memory, the host or launches), so little of its time
+scales with the clock; one that draws near the power limit keeps the SMs busy. DRAM activity marks
+memory-bound time. The weights are fitted per GPU (`nasenergy.dvfs.calibrate`), and the
+leave-one-out validation (``experiments/dvfs_validate.py``) shows how much they help over a
+constant ``alpha``.
+
+Per-GPU parameters: ``P_s, f_knee, v_floor, q, beta, p`` and the alpha predictor; per workload:
+``t0, P0, f0`` (measured) and ``alpha`` (predicted). Their fitted values and sources are in the
+shipped parameter files.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from nasenergy.dvfs.params import GpuDvfsParams
+from nasenergy.dvfs.points import ClockPoint
+from nasenergy.errors import UsageError
+from nasenergy.measurement import Measurement
+
+
+@dataclass(frozen=True)
+class WorkloadObservation:
+    """What is known about a workload at its default clock.
+
+    Attributes:
+        time_s_per_img: seconds per image at ``sm_clock_mhz``.
+        power_w: mean total board power at ``sm_clock_mhz``, watts.
+        sm_clock_mhz: the SM clock of that run, MHz.
+        idle_power_w: idle board power of this GPU, watts; ``None`` uses the parameter set's.
+        sm_active: fraction of time SMs were busy (0..1), or ``None``.
+        dram_active: fraction of peak DRAM bandwidth in use (0..1), or ``None``.
+        flop_util: achieved / peak arithmetic rate (0..1), or ``None``.
+        gpu_busy: fraction of time a kernel was running (0..1), or ``None``; caps ``alpha``.
+        alpha: a known compute-bound share (e.g. fitted to a sweep); ``None`` predicts it.
+    """
+
+    time_s_per_img: float
+    power_w: float
+    sm_clock_mhz: float
+    idle_power_w: float | None = None
+    sm_active: float | None = None
+    dram_active: float | None = None
+    flop_util: float | None = None
+    gpu_busy: float | None = None
+    alpha: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("time_s_per_img", "power_w", "sm_clock_mhz"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise UsageError(f"workload observation: {name} must be positive, got {v!r}")
+        if self.alpha is not None and not 0 < self.alpha <= 1:
+            raise UsageError(f"workload observation: alpha must be in (0, 1], got {self.alpha}")
+
+    def features(self, params: GpuDvfsParams) -> dict[str, float | None]:
+        """The alpha-predictor features of this workload on the GPU `params` describes."""
+        idle = self.idle_power_w if self.idle_power_w is not None else params.idle_power_w
+        span = params.power_limit_w - idle
+        power_frac = (self.power_w - idle) / span if span > 0 else None
+        return {"power_frac": power_frac, "flop_util": self.flop_util,
+                "sm_active": self.sm_active, "dram_active": self.dram_active,
+                "gpu_busy": self.gpu_busy}
+
+
+def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = None
+                                 ) -> WorkloadObservation:
+    """The default-clock observation in a `Measurement`.
+
+    Board power is ``avg_power_w``; if that is missing it is rebuilt from ``energy_j_per_img`` (on
+    its basis, adding idle power back for ``above_idle``). The clock is ``sm_clock_mhz``, else the
+    parameter set's default clock.
+
+    Raises:
+        UsageError: the measurement has neither power nor energy, or no usable clock.
+    """
+    if not m.throughput_img_per_s > 0:
+        raise UsageError("measurement has no positive throughput; cannot model its DVFS curve")
+    t0 = 1.0 / m.throughput_img_per_s
+    power = m.avg_power_w
+    if power is None and m.energy_j_per_img is not None:
+        power = m.energy_j_per_img / t0
+        if m.energy_basis == "above_idle":
+            idle = m.idle_power_w if m.idle_power_w is not None else (
+                params.idle_power_w if params is not None else None)
+            if idle is None:
+                raise UsageError("measurement energy is above idle and no idle power is known")
+            power += idle
+    if power is None or not power > 0:
+        raise UsageError(
+            f"measurement on {m.device_name!r} has no board power or energy; the DVFS model needs one"
+        )
+    clock = m.sm_clock_mhz if m.sm_clock_mhz else (params.default_clock_mhz if params else None)
+    if clock is None:
+        raise UsageError("measurement has no SM clock and no parameter set gives a default clock")
+    util = m.utilization if m.utilization is not None and math.isfinite(m.utilization) else None
+    return WorkloadObservation(time_s_per_img=t0, power_w=float(power), sm_clock_mhz=float(clock),
+                               idle_power_w=m.idle_power_w, flop_util=util)
+
+
+def cap_alpha(alpha: float, gpu_busy: float | None, lo: float) -> float:
+    """``alpha`` capped at the GPU-busy fraction (when known), but not below `lo`."""
+    if gpu_busy is None or not math.isfinite(gpu_busy):
+        return alpha
+    return max(lo, min(alpha, gpu_busy))
+
+
+def time_ratio(f_mhz: np.ndarray | float, f0_mhz: float, alpha: float, p: float) -> np.ndarray:
+    """Equation (1): ``tau(f) = t(f) / t(f0)``."""
+    f = np.asarray(f_mhz, dtype=float)
+    a = min(1.0, max(1e-9, float(alpha)))
+    return ((a * f0_mhz / f) ** p + 1.0 - a ** p) ** (1.0 / p)
+
+
+def voltage_ratio(f_mhz: np.ndarray | float, f_max_mhz: float, knee_mhz: float, v_floor: float,
+                  q: float) -> np.ndarray:
+    """Equation (2): ``V(f) / V(f_max)``."""
+    f = np.asarray(f_mhz, dtype=float)
+    x = np.clip((f - knee_mhz) / (f_max_mhz - knee_mhz), 0.0, None)
+    return v_floor + (1.0 - v_floor) * x ** q
+
+
+def power_w(f_mhz: np.ndarray | float, f0_mhz: float, p0_w: float, tau: np.ndarray,
+            params: GpuDvfsParams) -> np.ndarray:
+    """Equation (3): board power in watts at clocks `f_mhz`, given the time ratios `tau` there."""
+    f = np.asarray(f_mhz, dtype=float)
+    v = voltage_ratio(f, params.max_clock_mhz, params.knee_clock_mhz, params.v_floor,
+                      params.v_exponent)
+    v0 = voltage_ratio(f0_mhz, params.max_clock_mhz, params.knee_clock_mhz, params.v_floor,
+                       params.v_exponent)
+    dyn = max(p0_w - params.static_power_w, 0.0)
+    beta = params.per_cycle_share
+    return params.static_power_w + dyn * (v / v0) ** 2 * (beta * f / f0_mhz
+                                                         + (1.0 - beta) / np.asarray(tau))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A modelled DVFS curve over several clocks (arrays aligned with ``clocks_mhz``).
+
+    Attributes:
+        clocks_mhz: SM clocks, MHz, ascending.
+        time_s_per_img: seconds per image.
+        power_w: board power, watts.
+        energy_j_per_img: board energy per image, joules.
+        alpha: the compute-bound share used.
+    """
+
+    clocks_mhz: np.ndarray
+    time_s_per_img: np.ndarray
+    power_w: np.ndarray
+    energy_j_per_img: np.ndarray
+    alpha: float = field(default=float("nan"))
+
+    def points(self) -> list[ClockPoint]:
+        """The curve as `ClockPoint`s (source ``modelled``)."""
+        return [ClockPoint.from_time_power(f, t, p, "modelled")
+                for f, t, p in zip(self.clocks_mhz, self.time_s_per_img, self.power_w)]
+
+
+class DvfsModel:
+    """Equations (1)-(5) for one GPU. See the module docstring.
+
+    Args:
+        params: the GPU's parameter set.
+    """
+
+    def __init__(self, params: GpuDvfsParams) -> None:
+        self.params = params
+
+    def alpha(self, obs: WorkloadObservation) -> float:
+        """The compute-bound share: ``obs.alpha`` if given, else predicted (equation 5).
+
+        A predicted value is capped at ``obs.gpu_busy`` when that is known: only time in which
+        the GPU runs kernels can scale with its clock.
+        """
+        if obs.alpha is not None:
+            return float(obs.alpha)
+        feats = obs.features(self.params)
+        for predictor in self.params.alpha_predictors:
+            if predictor.usable_with(feats):
+                return cap_alpha(predictor.predict(feats), obs.gpu_busy, predictor.lo)
+        raise UsageError(
+            f"no alpha predictor of {self.params.name} can use the available features "
+            f"{sorted(k for k, v in feats.items() if v is not None)}"
+        )
+
+    def curve(self, obs: WorkloadObservation, clocks_mhz: Sequence[float] | None = None,
+              *, alpha: float | None = None) -> Curve:
+        """Time, power and energy per image at `clocks_mhz` (default: all supported clocks).
+
+        Args:
+            obs: the default-clock observation.
+            clocks_mhz: clocks to evaluate, MHz.
+            alpha: override the compute-bound share.
+        """
+        clocks = np.asarray(sorted(clocks_mhz if clocks_mhz is not None
+                                   else self.params.supported_clocks_mhz), dtype=float)
+        if clocks.size == 0 or not np.all(clocks > 0):
+            raise UsageError("clocks must be positive MHz values")
+        a = self.alpha(obs) if alpha is None else float(alpha)
+        f0 = obs.sm_clock_mhz
+        tau = time_ratio(clocks, f0, a, self.params.overlap_exponent)
+        p = power_w(clocks, f0, obs.power_w, tau, self.params)
+        t = obs.time_s_per_img * tau
+        return Curve(clocks, t, p, p * t, a)
+
+    def point(self, obs: WorkloadObservation, sm_clock_mhz: float, *,
+              alpha: float | None = None) -> ClockPoint:
+        """The modelled operating point at one clock."""
+        return self.curve(obs, [sm_clock_mhz], alpha=alpha).points()[0]

@@ -1,0 +1,285 @@
+"""Leave-one-out validation of the DVFS model on measured clock sweeps.
+
+The model's use case is the hard one: the GPU's parameters are fitted on *other* workloads and the
+workload itself is seen only at its default (highest) clock. For each hold-out group (a workload,
+or all inputs of one benchmark) the GPU is calibrated on the remaining sweeps, the held-out
+workload's default-clock point is given to the model, and the model's chosen clock is scored on
+the workload's *measured* sweep:
+
+* ``regret = E_measured(model clock) / E_measured(true best clock) - 1``: how much more energy the
+  model's choice really costs than the measured optimum;
+* the clock error (MHz and clock steps) and the model's energy error at its chosen clock;
+* the same regret for comparison choices: ``alpha`` fitted to the held-out sweep itself
+  (``oracle_alpha``, isolating the error of the alpha predictor), a constant ``alpha``, the single
+  clock that is best on average over the training workloads (``fixed_clock``) and the default clock.
+
+It also checks the few-probe search against the exhaustive answer on the measured sweep
+(``recorded`` backend) and on the modelled curve.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Callable, Sequence
+
+import numpy as np
+
+from nasenergy.dvfs.backends import ModelledBackend, RecordedBackend
+from nasenergy.dvfs.calibrate import calibrate, fit_alpha, sweep_features
+from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
+from nasenergy.dvfs.params import GpuDvfsParams
+from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
+from nasenergy.dvfs.sweeps import Sweep
+
+
+@dataclass(frozen=True)
+class WorkloadResult:
+    """Leave-one-out result of one held-out workload (fractions, MHz, clock steps).
+
+    ``regret_*`` fields score each variant's chosen clock on the measured sweep; NaN where a
+    variant cannot run (e.g. no activity features).
+    """
+
+    gpu: str
+    workload: str
+    group: str
+    n_clocks: int
+    default_clock_mhz: float
+    true_best_clock_mhz: float
+    model_clock_mhz: float
+    clock_error_mhz: float
+    clock_error_steps: int
+    true_saving_frac: float
+    predicted_saving_frac: float
+    energy_error_frac: float
+    regret_frac: float
+    regret_activity_frac: float
+    regret_constant_alpha_frac: float
+    regret_oracle_alpha_frac: float
+    regret_fixed_clock_frac: float
+    fixed_clock_mhz: float
+    regret_default_frac: float
+    alpha_predicted: float
+    alpha_fitted: float
+    gpu_busy: float
+    noise_frac: float
+    search_probes_recorded: int
+    search_steps_off_recorded: int
+    search_regret_recorded_frac: float
+    search_steps_off_modelled: int
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """Field names, in CSV column order."""
+        return [f.name for f in fields(cls)]
+
+
+def noise_frac(sweep: Sweep, window: int = 5) -> float:
+    """Median relative deviation of a sweep's energies from their running median (NaN if short)."""
+    e = sweep.energy
+    if len(e) < 3 * window:
+        return math.nan
+    h = window // 2
+    smooth = np.array([np.median(e[max(0, i - h): i + h + 1]) for i in range(len(e))])
+    return float(np.median(np.abs(e / smooth - 1.0)))
+
+
+def _regret(sweep: Sweep, clock_mhz: float) -> float:
+    i = int(np.argmin(np.abs(sweep.f - clock_mhz)))
+    return float(sweep.energy[i] / sweep.energy.min() - 1.0)
+
+
+def _model_choice(model: DvfsModel, sweep: Sweep, obs: WorkloadObservation, alpha: float):
+    backend = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=alpha)
+    default = sweep.point(sweep.default_clock_mhz, "measured")
+    return find_optimal_clock(backend, default_point=default), backend
+
+
+def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
+    scores = []
+    for f in clocks:
+        regs = [_regret(s, f) for s in train if np.min(np.abs(s.f - f)) < 1e-6]
+        scores.append(np.mean(regs) if regs else math.inf)
+    return clocks[int(np.argmin(scores))]
+
+
+_MAIN = ("power_frac",)
+_ACTIVITY = ("sm_active", "dram_active", "power_frac")
+
+
+def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
+                     feats: dict[str, float | None], gpu_busy: float | None) -> float:
+    for pred in params.alpha_predictors:
+        if tuple(pred.features) == features and pred.usable_with(feats):
+            return cap_alpha(pred.predict(feats), gpu_busy, pred.lo)
+    return math.nan
+
+
+def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep]) -> WorkloadResult:
+    """Score the model (calibrated as `params` on `train`) on one held-out measured `sweep`.
+
+    The main variant predicts ``alpha`` from ``power_frac`` (what a `Measurement` gives), capped
+    by the GPU-busy fraction where the sweep records one.
+    """
+    model = DvfsModel(params)
+    obs = WorkloadObservation(time_s_per_img=sweep.time_s[-1], power_w=sweep.power_w[-1],
+                              sm_clock_mhz=sweep.default_clock_mhz)
+    feats = sweep_features(sweep, params.power_limit_w, params.idle_power_w)
+    alphas = {
+        "main": _predicted_alpha(params, _MAIN, feats, sweep.gpu_busy),
+        "activity": _predicted_alpha(params, _ACTIVITY, feats, sweep.gpu_busy),
+        "constant": _predicted_alpha(params, (), feats, sweep.gpu_busy),
+        "oracle_alpha": fit_alpha(sweep, params.overlap_exponent),
+    }
+    default = sweep.point(sweep.default_clock_mhz, "measured")
+    regrets = {}
+    choice = main_backend = None
+    for name, a in alphas.items():
+        if math.isnan(a):
+            regrets[name] = math.nan
+            continue
+        backend = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=a)
+        opt = find_optimal_clock(backend, default_point=default)
+        regrets[name] = _regret(sweep, opt.sm_clock_mhz)
+        if name == "main":
+            choice, main_backend = opt, backend
+    assert choice is not None and main_backend is not None
+    i_true = int(np.argmin(sweep.energy))
+    i_model = int(np.argmin(np.abs(sweep.f - choice.sm_clock_mhz)))
+    fixed = _fixed_clock(train, sweep.clocks_mhz)
+
+    recorded = RecordedBackend(sweep)
+    fast = find_optimal_clock(recorded, default_point=sweep.point(sweep.default_clock_mhz))
+    full = exhaustive_search(recorded, default_point=sweep.point(sweep.default_clock_mhz))
+    i_fast = int(np.argmin(np.abs(sweep.f - fast.sm_clock_mhz)))
+    i_full = int(np.argmin(np.abs(sweep.f - full.sm_clock_mhz)))
+    model_full = exhaustive_search(main_backend, default_point=default)
+    i_mfull = int(np.argmin(np.abs(sweep.f - model_full.sm_clock_mhz)))
+
+    e_default = sweep.energy[-1]
+    return WorkloadResult(
+        gpu=sweep.gpu, workload=sweep.workload, group=sweep.group, n_clocks=len(sweep.f),
+        default_clock_mhz=sweep.default_clock_mhz, true_best_clock_mhz=float(sweep.f[i_true]),
+        model_clock_mhz=choice.sm_clock_mhz,
+        clock_error_mhz=float(choice.sm_clock_mhz - sweep.f[i_true]),
+        clock_error_steps=i_model - i_true,
+        true_saving_frac=float(1.0 - sweep.energy[i_true] / e_default),
+        predicted_saving_frac=choice.energy_saving_frac,
+        energy_error_frac=float(choice.best.energy_j_per_img / sweep.energy[i_model] - 1.0),
+        regret_frac=regrets["main"], regret_activity_frac=regrets["activity"],
+        regret_constant_alpha_frac=regrets["constant"],
+        regret_oracle_alpha_frac=regrets["oracle_alpha"],
+        regret_fixed_clock_frac=_regret(sweep, fixed), fixed_clock_mhz=fixed,
+        regret_default_frac=float(e_default / sweep.energy.min() - 1.0),
+        alpha_predicted=alphas["main"], alpha_fitted=alphas["oracle_alpha"],
+        gpu_busy=math.nan if sweep.gpu_busy is None else sweep.gpu_busy,
+        noise_frac=noise_frac(sweep), search_probes_recorded=fast.n_probes,
+        search_steps_off_recorded=i_fast - i_full,
+        search_regret_recorded_frac=_regret(sweep, fast.sm_clock_mhz),
+        search_steps_off_modelled=i_model - i_mfull,
+    )
+
+
+def leave_one_group_out(sweeps: Sequence[Sweep], *, power_limit_w: float, gpu: str,
+                        progress: Callable[[str], None] | None = None) -> list[WorkloadResult]:
+    """Hold out each group in turn, calibrate on the rest, and score every held-out workload.
+
+    Args:
+        sweeps: all sweeps of one GPU (one published set).
+        power_limit_w: the GPU's board power limit, watts.
+        gpu: GPU description for the calibrated sets.
+        progress: called with each group's name as it starts.
+    """
+    groups = sorted({s.group for s in sweeps})
+    results = []
+    for g in groups:
+        if progress is not None:
+            progress(g)
+        test = [s for s in sweeps if s.group == g]
+        train = [s for s in sweeps if s.group != g]
+        cal = calibrate(train, name=f"loo-{g}", gpu=gpu, device_patterns=(gpu,),
+                        power_limit_w=power_limit_w)
+        results.extend(evaluate_workload(s, cal.params, train) for s in test)
+    return results
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Aggregate leave-one-out figures of one GPU (regrets as fractions)."""
+
+    gpu: str
+    subset: str
+    variant: str
+    n_workloads: int
+    regret_median: float
+    regret_p90: float
+    regret_max: float
+    share_regret_le_3pct: float
+    clock_error_abs_median_mhz: float
+    clock_error_abs_median_steps: float
+    energy_error_abs_median: float
+    true_saving_median: float
+    predicted_saving_median: float
+    meets_targets: bool
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """Field names, in CSV column order."""
+        return [f.name for f in fields(cls)]
+
+
+_VARIANT_FIELD = {
+    "model (alpha from power_frac; the default)": "regret_frac",
+    "model (alpha from activity + power)": "regret_activity_frac",
+    "model (constant alpha)": "regret_constant_alpha_frac",
+    "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
+    "fixed clock best on training workloads": "regret_fixed_clock_frac",
+    "default clock (no DVFS)": "regret_default_frac",
+}
+
+
+#: Workloads whose GPU ran kernels less than this share of the time are host-bound.
+HOST_BOUND_BUSY = 0.5
+
+
+def summarise(gpu: str, results: Sequence[WorkloadResult], *, median_target: float = 0.03,
+              worst_target: float = 0.10) -> list[Summary]:
+    """One `Summary` per variant (model variants and baselines) for all workloads, and, where the
+    sweeps record the GPU-busy fraction, for the GPU-bound ones (busy >= `HOST_BOUND_BUSY`)."""
+    out = _summarise(gpu, "all", results, median_target, worst_target)
+    gpu_bound = [r for r in results if r.gpu_busy >= HOST_BOUND_BUSY]
+    if any(not math.isnan(r.gpu_busy) for r in results):
+        out += _summarise(gpu, f"gpu_busy>={HOST_BOUND_BUSY:g}", gpu_bound, median_target,
+                          worst_target)
+    return out
+
+
+def _summarise(gpu: str, subset: str, results: Sequence[WorkloadResult], median_target: float,
+               worst_target: float) -> list[Summary]:
+    out: list[Summary] = []
+    if not results:
+        return out
+    for variant, field_name in _VARIANT_FIELD.items():
+        reg = np.array([getattr(r, field_name) for r in results], dtype=float)
+        reg = reg[~np.isnan(reg)]
+        if reg.size == 0:
+            continue
+        main = field_name == "regret_frac"
+        nan = math.nan
+        out.append(Summary(
+            gpu=gpu, subset=subset, variant=variant, n_workloads=int(reg.size),
+            regret_median=float(np.median(reg)), regret_p90=float(np.quantile(reg, 0.9)),
+            regret_max=float(reg.max()), share_regret_le_3pct=float(np.mean(reg <= 0.03)),
+            clock_error_abs_median_mhz=(float(np.median([abs(r.clock_error_mhz) for r in results]))
+                                        if main else nan),
+            clock_error_abs_median_steps=(float(np.median([abs(r.clock_error_steps) for r in results]))
+                                          if main else nan),
+            energy_error_abs_median=(float(np.median([abs(r.energy_error_frac) for r in results]))
+                                     if main else nan),
+            true_saving_median=float(np.median([r.true_saving_frac for r in results])),
+            predicted_saving_median=(float(np.median([r.predicted_saving_frac for r in results]))
+                                     if main else nan),
+            meets_targets=bool(np.median(reg) <= median_target and reg.max() <= worst_target),
+        ))
+    return out

@@ -1,0 +1,77 @@
+"""`load_oracle`: the right accuracy oracle for a path, or the installed benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nasenergy.errors import UsageError
+from nasenergy.oracles.archs import space_name_of
+from nasenergy.oracles.cache import CachedOracle, cache_file
+from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError
+from nasenergy.oracles.evaluation import AccuracyOracle, Metrics
+from nasenergy.oracles.lookup import TableOracle
+from nasenergy.oracles.nats import NatsBenchOracle, locate_nats, torch_home
+from nasenergy.oracles.tables import is_table, table_files
+
+
+def load_oracle(
+    benchmark: str | Path | None,
+    space: Any = "tss",
+    *,
+    metrics: Metrics | None = None,
+    seed: int | None = 0,
+    estimate: str = "auto",
+    cache_directory: str | Path | None = None,
+) -> AccuracyOracle:
+    """The accuracy oracle for `benchmark`.
+
+    Args:
+        benchmark: a benchmark file written by ``python -m nasenergy.benchmark import`` (``.npz``),
+            a NATS-Bench fast-mode folder / folder holding one / full file, a ``.csv(.gz)`` table
+            or a folder of tables. None: the installed benchmark of `space`, else NATS-Bench in
+            ``$TORCH_HOME``.
+        space: ``tss`` / ``sss`` or a `search_spaces` space object.
+        metrics: search and report metrics (default: NATS-Bench's protocol).
+        seed: seed of the oracle's stream for picking training runs.
+        estimate: cost estimation for unrecorded cells (`nasenergy.oracles.lookup`); ignored for
+            NATS-Bench files, which record every cost.
+        cache_directory: the cache folder (default ``$NASENERGY_HOME`` or ``~/.cache/nasenergy``).
+
+    Raises:
+        BenchmarkNotFoundError: nothing at `benchmark`, or (None) nothing installed and no
+            NATS-Bench in ``$TORCH_HOME``; the message says how to get one.
+        CorruptBenchmarkError, MissingColumnsError: unusable files.
+    """
+    space_name = space_name_of(space)
+    oracle = _open(benchmark, space_name, metrics, seed, estimate, cache_directory)
+    if oracle.space_name != space_name:
+        raise UsageError(f"benchmark {benchmark} holds the {oracle.space_name} space, not {space_name}")
+    return oracle
+
+
+def _open(benchmark: str | Path | None, space_name: str, metrics: Metrics | None, seed: int | None,
+          estimate: str, cache_directory: str | Path | None) -> AccuracyOracle:
+    options: dict[str, Any] = {"metrics": metrics, "seed": seed}
+    if benchmark is None:
+        installed = cache_file(space_name, cache_directory)
+        if installed.is_file():
+            return CachedOracle(installed, space_name, estimate=estimate, **options)
+        if locate_nats(None, space_name) is not None:
+            return NatsBenchOracle(None, space_name, **options)
+        raise BenchmarkNotFoundError(
+            f"no {space_name} benchmark installed at {installed} and none in "
+            f"$TORCH_HOME ({torch_home()}); {GET_A_BENCHMARK}"
+        )
+    path = Path(benchmark).expanduser()
+    if not path.exists():
+        raise BenchmarkNotFoundError(f"benchmark {path} does not exist; {GET_A_BENCHMARK}")
+    if path.is_file() and path.suffix == ".npz":
+        return CachedOracle(path, space_name, estimate=estimate, **options)
+    if locate_nats(path, space_name) is not None:
+        return NatsBenchOracle(path, space_name, **options)
+    if is_table(path) or (path.is_dir() and table_files(path)):
+        return TableOracle(path, space_name, estimate=estimate, **options)
+    raise BenchmarkNotFoundError(
+        f"{path} is not a benchmark (no NATS-Bench files, no .csv tables, not a .npz); {GET_A_BENCHMARK}"
+    )

@@ -1,0 +1,141 @@
+"""The Optuna adapter in real in-memory studies: pruning, kept figures, the budget."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from nasenergy.filter import (
+    Candidate,
+    CompleteTrialBudget,
+    FilteredObjective,
+    FilterError,
+    ThresholdFilter,
+    apply_decision,
+    filter_trial,
+    synthetic_observations,
+)
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+@pytest.fixture(scope="module")
+def calibrated() -> ThresholdFilter:
+    return ThresholdFilter(target_recall=0.9, min_fit=10).fit(synthetic_observations(200, seed=1))
+
+
+def _study(directions) -> optuna.Study:
+    return optuna.create_study(directions=directions, sampler=optuna.samplers.RandomSampler(seed=0))
+
+
+def _pool():
+    return synthetic_observations(200, seed=5)
+
+
+def test_filtered_objective_prunes_and_keeps_figures(calibrated) -> None:
+    flt = ThresholdFilter.from_dict(calibrated.to_dict())
+    tau = flt.calibration.threshold
+    pool = _pool()
+
+    def propose(trial):
+        o = pool[trial.suggest_int("i", 0, len(pool) - 1)]
+        return Candidate(measurement=o.measurement, payload=o)
+
+    evaluated = []
+
+    def evaluate(trial, cand):
+        evaluated.append(trial.number)
+        return cand.payload.accuracy
+
+    objective = FilteredObjective(flt, propose, evaluate)
+    assert objective.directions == ["maximize", "maximize", "minimize"]
+    study = _study(objective.directions)
+    n_before = flt.n_observed
+    study.optimize(objective, n_trials=40)
+
+    pruned = study.get_trials(states=(TrialState.PRUNED,))
+    complete = study.get_trials(states=(TrialState.COMPLETE,))
+    assert pruned and complete
+    assert {t.number for t in complete} == set(evaluated)
+    for t in pruned:
+        assert t.user_attrs["filter_admit"] is False
+        assert t.user_attrs["utilization"] < tau
+        assert t.user_attrs["filter_threshold"] == tau
+        assert "τ" in t.user_attrs["filter_reason"]
+        assert t.user_attrs["measurement"]["throughput_img_per_s"] == t.user_attrs["throughput_img_per_s"]
+    for t in complete:
+        o = pool[t.params["i"]]
+        assert t.user_attrs["filter_admit"] is True
+        assert t.values == [o.accuracy, o.measurement.throughput_img_per_s, o.measurement.energy_j_per_img]
+    assert flt.n_observed == n_before + len(complete)
+    assert len(objective.front) >= 1
+    assert set(objective.front.keys) <= {t.number for t in complete}
+
+
+def test_budget_counts_only_complete_trials(calibrated) -> None:
+    flt = ThresholdFilter.from_dict(calibrated.to_dict())
+    pool = _pool()
+
+    def propose(trial):
+        o = pool[trial.suggest_int("i", 0, 199)]
+        return Candidate(o.measurement, payload=o)
+
+    objective = FilteredObjective(flt, propose, lambda trial, cand: cand.payload.accuracy)
+    study = _study(objective.directions)
+    study.optimize(objective, n_trials=500, callbacks=[CompleteTrialBudget(8)])
+    assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 8
+    assert len(study.get_trials(states=(TrialState.PRUNED,))) > 0
+    with pytest.raises(FilterError):
+        CompleteTrialBudget(0)
+
+
+def test_ask_and_tell(calibrated) -> None:
+    pool = _pool()
+    study = _study(["maximize", "maximize", "minimize"])
+    told = {"pruned": 0, "complete": 0}
+    for _ in range(30):
+        trial = study.ask()
+        o = pool[trial.suggest_int("i", 0, 199)]
+        decision = calibrated.admit(o.measurement)
+        if apply_decision(study, trial, decision, o.measurement):
+            study.tell(trial, [o.accuracy, o.objective("throughput"), o.objective("energy")])
+            told["complete"] += 1
+        else:
+            told["pruned"] += 1
+    assert told["pruned"] > 0 and told["complete"] > 0
+    pruned = study.get_trials(states=(TrialState.PRUNED,))
+    assert len(pruned) == told["pruned"]
+    assert all(t.user_attrs["filter_admit"] is False and "utilization" in t.user_attrs for t in pruned)
+
+
+def test_filter_trial_inside_a_single_objective_study(calibrated) -> None:
+    pool = _pool()
+
+    def objective(trial):
+        o = pool[trial.suggest_int("i", 0, 199)]
+        filter_trial(trial, calibrated.admit(o.measurement), o.measurement)
+        return o.accuracy
+
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=1))
+    study.optimize(objective, n_trials=20)
+    states = {t.state for t in study.trials}
+    assert states == {TrialState.PRUNED, TrialState.COMPLETE}
+
+
+def test_missing_energy_objective_is_a_clear_error(calibrated) -> None:
+    o = synthetic_observations(1, seed=0, with_energy=False)[0]
+    objective = FilteredObjective(
+        ThresholdFilter(min_fit=1000), lambda t: Candidate(o.measurement), lambda t, c: 80.0
+    )
+    study = _study(objective.directions)
+    with pytest.raises(FilterError, match="energy"):
+        study.optimize(objective, n_trials=1)
+    two = FilteredObjective(
+        ThresholdFilter(min_fit=1000, objectives=("accuracy", "throughput")),
+        lambda t: Candidate(o.measurement),
+        lambda t, c: 80.0,
+    )
+    study2 = _study(two.directions)
+    study2.optimize(two, n_trials=2)
+    assert all(t.state == TrialState.COMPLETE for t in study2.trials)

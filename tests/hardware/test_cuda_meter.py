@@ -1,0 +1,53 @@
+"""CudaMeter on a real GPU (skipped without one). Reads clocks and energy; never changes them."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _net():
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.BatchNorm2d(32),
+                               torch.nn.ReLU(), torch.nn.Conv2d(32, 64, 3, padding=1),
+                               torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                               torch.nn.Linear(64, 10))
+
+
+@pytest.fixture(scope="module")
+def meter():
+    from nasenergy.hardware.cuda_meter import CudaMeter
+
+    m = CudaMeter(energy_repeats=2, energy_window_s=0.2)
+    yield m
+    m.close()
+
+
+def test_energy_measurement(meter):
+    net = _net()
+    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    m = meter.measure(net, (3, 32, 32), batch_size=256, precision="fp16")
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == flags
+    assert m.source == "measured" and m.peak_source == "measured"
+    assert next(net.parameters()).device.type == "cpu"         # the model was not moved
+    assert m.throughput_img_per_s > 0 and 0 < m.utilization < 1
+    assert m.energy_basis == "total" and m.energy_j_per_img > 0
+    assert m.avg_power_w > 0 and m.idle_power_w > 0 and m.sm_clock_mhz > 0
+    assert m.energy_j_per_img == pytest.approx(m.avg_power_w / m.throughput_img_per_s, rel=0.1)
+    assert m.flops_per_img == 2 * m.macs_per_img
+    if meter.nvml_device is not None:
+        assert meter.nvml_device.has_energy_counter() == meter.has_energy_counter
+
+
+def test_throughput_only_and_precisions(meter):
+    from nasenergy.hardware.cuda_meter import CudaMeter
+
+    fast = CudaMeter(measure_energy=False, peak="datasheet")
+    try:
+        for precision in ("fp32", "tf32", "bf16"):
+            m = fast.measure(_net(), (3, 32, 32), batch_size=128, precision=precision)
+            assert m.energy_j_per_img is None and m.energy_basis == "unavailable"
+            assert m.precision == precision and m.throughput_img_per_s > 0
+    finally:
+        fast.close()

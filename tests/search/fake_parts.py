@@ -1,0 +1,87 @@
+"""Search parts for tests: the fake meter and the table oracle over a table the test writes.
+
+`fake_components` is a components factory for `nasenergy.search.run_search` (and for
+``run_fake_search.py``, which tests start as a subprocess). Environment variables tune it:
+
+* ``NASENERGY_TEST_TABLE``: the benchmark table (see `write_table`) the table oracle reads.
+* ``NASENERGY_TEST_EVAL_DELAY_S``: seconds each full evaluation sleeps (to kill a run mid-way).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nasenergy.oracles import load_oracle
+from nasenergy.search.components import Components, arch_measurer, make_filter
+from nasenergy.search.config import SearchConfig
+from nasenergy.testing import FakeMeter
+
+TABLE_ENV = "NASENERGY_TEST_TABLE"
+DELAY_ENV = "NASENERGY_TEST_EVAL_DELAY_S"
+
+
+def write_table(path: Path, space: Any, *, seed: int = 0) -> Path:
+    """A synthetic benchmark table (the `nasenergy.oracles.tables` wide schema) over every TSS
+    architecture: 12-epoch CIFAR-10 x-valid accuracy growing with FLOPs plus noise, and a training
+    time growing with FLOPs. Every figure is synthetic."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["arch_index", "cifar10valid_valid_acc_12ep", "cifar10valid_train_time_12ep_s"])
+        for i in range(space.size):
+            flops = space.count(space.arch_at(i), "cifar10").flops
+            acc = 10.0 + 80.0 * (1.0 - np.exp(-flops / 1.5e8)) + rng.normal(0.0, 3.0)
+            w.writerow([i, round(float(acc), 3), round(600.0 + flops / 1e6, 1)])
+    return path
+
+
+class SlowOracle:
+    """An oracle whose evaluations take at least ``delay_s`` seconds (to interrupt a run mid-way)."""
+
+    def __init__(self, oracle: Any, delay_s: float) -> None:
+        self._oracle = oracle
+        self._delay_s = delay_s
+
+    def evaluate(self, arch: Any, dataset: str, *, seed: int | None = None) -> Any:
+        time.sleep(self._delay_s)
+        return self._oracle.evaluate(arch, dataset, seed=seed)
+
+    def describe(self) -> str:
+        return self._oracle.describe()
+
+
+def fake_components(config: SearchConfig) -> Components:
+    """FakeMeter measurements, the test table's accuracies, the configured filter, no DVFS."""
+    from search_spaces import get_space
+
+    space = get_space(config.space)
+    meter = FakeMeter(noise_cv=0.05, seed=3, cost_s=0.5)
+    oracle = load_oracle(os.environ[TABLE_ENV], space, seed=config.seed)
+    delay_s = float(os.environ.get(DELAY_ENV, "0"))
+    if delay_s:
+        oracle = SlowOracle(oracle, delay_s)
+    return Components(
+        space=space,
+        measure=arch_measurer(meter, space, config),
+        oracle=oracle,
+        filter=make_filter(config),
+        optimal_clock=None,
+        describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": "none"},
+    )
+
+
+def start_search(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """``python run_fake_search.py ARGS`` (the search command with these parts) as a child
+    process, stdout and stderr piped."""
+    script = Path(__file__).resolve().parent / "run_fake_search.py"
+    return subprocess.Popen(
+        [sys.executable, str(script), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )

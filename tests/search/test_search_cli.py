@@ -1,0 +1,52 @@
+"""The command line: every bad flag value is one line on stderr and exit status 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nasenergy.search.cli import main
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--budget", "0"],
+        ["--budget", "ten"],
+        ["--space", "nas101"],
+        ["--dataset", "mnist"],
+        ["--objectives", "accuracy,latency"],
+        ["--objectives", ""],
+        ["--target-recall", "1.5"],
+        ["--target-recall", "x"],
+        ["--dvfs", "measured"],
+        ["--workers", "0"],
+        ["--budget", "10", "--max-candidates", "5"],
+        ["--study-name", "a b"],
+        ["--storage", "mysql://u@h/db"],
+        ["--storage", "not a url"],
+        ["--storage", "postgresql://u@127.0.0.1:1/db"],
+        ["--benchmark", "/nonexistent/bench.npz"],
+        ["--lease-s", "1"],
+        ["--objectives", "throughput,energy"],  # the filter predicts accuracy
+        ["--no-such-flag"],
+    ],
+)
+def test_bad_flags_exit_2_with_one_line(argv, tmp_path, capsys):
+    with pytest.raises(SystemExit) as ei:
+        raise SystemExit(main([*argv, "--out", str(tmp_path / "run")]))
+    assert ei.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: "), err
+    assert not (tmp_path / "run" / "study.journal").exists()  # nothing started
+
+
+def test_the_module_entry_point_and_help():
+    done = subprocess.run([sys.executable, "-m", "nasenergy.search", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0
+    for flag in ("--budget", "--storage", "--workers", "--max-candidates", "--allow-clock-control", "--objectives"):
+        assert flag in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "nasenergy.search", "--sampler", "grid"], capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr

@@ -1,0 +1,167 @@
+"""End to end on CPU: the fake meter, the table oracle over a test table, the real pipeline."""
+
+from __future__ import annotations
+
+import json
+import wsgiref.util
+from collections import Counter
+
+import pytest
+
+from fake_parts import fake_components
+from nasenergy.pareto import dominates
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
+from nasenergy.search.run_files import load_run
+
+EXPECTED_FILES = (
+    "candidates.csv", "pareto_front.csv", "report.md", "env.json", "config.json",
+    "pareto_projections.png", "pareto_3d.png", "hypervolume.png",
+)
+
+
+def _config(tmp_path, **kw) -> SearchConfig:
+    base = dict(budget=24, dvfs="none", out=str(tmp_path / "run"), quiet=True, filter="threshold", target_recall=0.9)
+    return SearchConfig(**{**base, **kw})
+
+
+def _dashboard_get(storage, path: str) -> dict:
+    optuna_dashboard = pytest.importorskip("optuna_dashboard")
+    app = optuna_dashboard.wsgi(storage)
+    environ: dict = {}
+    wsgiref.util.setup_testing_defaults(environ)
+    environ["PATH_INFO"] = path
+    status: list[str] = []
+    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
+    assert status[0].startswith("200"), status
+    return json.loads(body)
+
+
+def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, fake_env):
+    summary = run_search(_config(tmp_path, max_candidates=400), components_factory=fake_components)
+    run = load_run(tmp_path / "run")
+    for name in EXPECTED_FILES:
+        assert (run.run_dir / name).is_file(), name
+    assert summary.stop_reason == "budget" and summary.complete
+
+    # Exactly the budget of full evaluations, each a different canonical network.
+    evaluated = run.evaluated
+    assert len(evaluated) == 24 == summary.evaluated
+    assert len({r["canonical"] for r in evaluated}) == 24
+    assert [r["evaluation_number"] for r in evaluated] == list(range(1, 25))
+    outcomes = Counter(r["outcome"] for r in run.rows)
+    assert outcomes["filtered"] > 0  # the threshold filter was active after its cold start
+    assert sum(outcomes.values()) == summary.candidates
+
+    # Filtered candidates are recorded with their cheap figures and no accuracy.
+    for r in run.rows:
+        if r["outcome"] == "filtered":
+            assert r["state"] == "PRUNED" and r["filter_admit"] is False and r["filter_reason"]
+            assert r["utilization"] > 0 and r["measure_source"] == "modelled" and r["accuracy_pct"] is None
+        if r["outcome"] == "evaluated":
+            assert r["accuracy_source"] == "recorded" and r["eval_cost_source"] == "recorded"
+            assert r["throughput_source"] == "modelled" == r["energy_source"]
+        if r["outcome"] == "duplicate":  # answered from the earlier trial of the same network
+            original = next(o for o in run.rows if o["trial_number"] == r["duplicate_of"])
+            assert original["canonical"] == r["canonical"] and original["outcome"] != "duplicate"
+            assert r["accuracy_pct"] == original["accuracy_pct"]
+
+    # The front is non-dominated, and everything off it is dominated by it.
+    objs = objectives_for(["accuracy", "throughput", "energy"])
+    senses = [o.sense for o in objs]
+    front = points_of(run.front, objs)
+    rest = points_of([r for r in evaluated if not r["on_front"]], objs)
+    assert len(front) >= 1
+    assert not any(dominates(a, b, senses) for a in points_of(evaluated, objs) for b in front)
+    assert all(any(dominates(f, p, senses) for f in front) for p in rest)
+    front_csv = load_run(tmp_path / "run").rows  # re-read: pareto_front.csv holds the same rows
+    assert {r["trial_number"] for r in front_csv if r["on_front"]} == {r["trial_number"] for r in run.front}
+
+    # The report's hypervolume is the front's.
+    hv = hv_hypervolume(points_of(evaluated, objs), objs)
+    assert f"**{hv:.6g}**" in (run.run_dir / "report.md").read_text()
+
+    # config.json and env.json say what ran.
+    assert run.config["budget"] == 24 and run.config["study_name"] == summary.study_name
+    assert run.env["seed"] == 0 and run.env["versions"]["optuna"]
+    assert [w["seed"] for w in run.env["workers"].values()] == [0]
+
+    # optuna-dashboard can open the journal storage and sees every trial with named objectives.
+    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+
+    storage = open_optuna_storage(resolve_storage(None, tmp_path / "run"))
+    studies = _dashboard_get(storage, "/api/studies")["study_summaries"]
+    assert [s["study_name"] for s in studies] == [summary.study_name]
+    detail = _dashboard_get(storage, f"/api/studies/{studies[0]['study_id']}")
+    assert len(detail["trials"]) == summary.candidates
+    assert detail["objective_names"] == ["accuracy_pct", "throughput_img_per_s", "energy_j_per_img"]
+
+
+def test_running_again_resumes_and_a_larger_budget_extends(tmp_path, fake_env):
+    cfg = _config(tmp_path, budget=6, filter="none", objectives=("accuracy", "throughput"))
+    first = run_search(cfg, components_factory=fake_components)
+    before = load_run(tmp_path / "run").rows
+    again = run_search(cfg, components_factory=fake_components)
+    assert again.evaluated == first.evaluated == 6 and again.candidates == first.candidates
+    extended = run_search(_config(tmp_path, budget=9, filter="none", objectives=("accuracy", "throughput")),
+                          components_factory=fake_components)
+    rows = load_run(tmp_path / "run").rows
+    assert extended.evaluated == 9 == sum(r["outcome"] == "evaluated" for r in rows)
+    old = {r["trial_number"]: r["accuracy_pct"] for r in before if r["outcome"] == "evaluated"}
+    assert all(rows[n]["accuracy_pct"] == acc for n, acc in old.items())  # nothing lost or changed
+
+    # Two objectives: the report's hypervolume matches an independent staircase sum.
+    ev = [r for r in rows if r["outcome"] == "evaluated"]
+    pts = sorted(((r["accuracy_pct"], r["throughput_img_per_s"]) for r in ev), reverse=True)
+    area, best_thr = 0.0, 0.0
+    for acc, thr in pts:  # sweep accuracy downwards; each new throughput record adds a slab
+        if thr > best_thr:
+            area += acc * (thr - best_thr)
+            best_thr = thr
+    hv = hv_hypervolume(points_of(ev, objectives_for(["accuracy", "throughput"])), objectives_for(["accuracy", "throughput"]))
+    assert hv == pytest.approx(area, rel=1e-12)
+    assert f"**{hv:.6g}**" in (tmp_path / "run" / "report.md").read_text()
+
+
+def test_the_candidate_cap_stops_a_run_that_cannot_fill_its_budget(tmp_path, fake_env):
+    summary = run_search(_config(tmp_path, budget=30, max_candidates=30, filter="none"), components_factory=fake_components)
+    assert summary.candidates == 30
+    if summary.evaluated < 30:  # duplicates used some of the 30 candidates
+        assert summary.stop_reason == "max_candidates"
+    assert load_run(tmp_path / "run").rows
+
+
+def test_changed_settings_are_refused(tmp_path, fake_env):
+    from nasenergy.errors import UsageError
+
+    run_search(_config(tmp_path, budget=3, filter="none"), components_factory=fake_components)
+    with pytest.raises(UsageError, match="precision"):
+        run_search(_config(tmp_path, budget=3, filter="none", precision="fp32"), components_factory=fake_components)
+    with pytest.raises(UsageError, match="--budget 3"):
+        run_search(_config(tmp_path, budget=2, filter="none"), components_factory=fake_components)
+
+
+def test_energy_objective_without_energy_is_a_clear_error(tmp_path, fake_env, monkeypatch):
+    import fake_parts
+    from nasenergy.search.pipeline import EnergyUnavailableError
+
+    original = fake_parts.fake_components
+
+    def no_energy(config):
+        parts = original(config)
+        measure = parts.measure
+
+        def measure_without_energy(arch):
+            import dataclasses
+
+            m = measure(arch)
+            return dataclasses.replace(m, energy_j_per_img=None, energy_basis="unavailable", avg_power_w=None)
+
+        parts.measure = measure_without_energy
+        return parts
+
+    with pytest.raises(EnergyUnavailableError, match="--objectives"):
+        run_search(_config(tmp_path, budget=3, filter="none"), components_factory=no_energy)
+    without_energy = _config(tmp_path, budget=3, filter="none", objectives=("accuracy", "throughput"),
+                             study_name="no-energy", out=str(tmp_path / "r2"))
+    assert run_search(without_energy, components_factory=no_energy).evaluated == 3

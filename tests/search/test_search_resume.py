@@ -1,0 +1,92 @@
+"""Interrupted runs: ``kill -9`` loses no finished evaluation; Ctrl-C stops cleanly; both resume
+to exactly the budget."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+from fake_parts import DELAY_ENV, start_search
+from nasenergy.search.run_files import load_run
+
+
+def _done(run_dir: Path) -> int:
+    path = run_dir / "claims.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path, timeout=30) as conn:
+        try:
+            return conn.execute("SELECT count(*) FROM nasenergy_cells WHERE status = 'done'").fetchone()[0]
+        except sqlite3.OperationalError:  # tables not created yet
+            return 0
+
+
+def _wait_for(run_dir: Path, n: int, proc, timeout_s: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _done(run_dir) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.1)
+
+
+def _trials(run_dir: Path):
+    import optuna
+
+    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+
+    storage = open_optuna_storage(resolve_storage(None, run_dir))
+    return optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage).get_trials()
+
+
+def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, fake_env):
+    run_dir = tmp_path / "run"
+    args = ["--budget", "14", "--filter", "none", "--dvfs", "none", "--quiet", "--out", str(run_dir)]
+    proc = start_search(args, {**fake_env, DELAY_ENV: "0.15"})
+    _wait_for(run_dir, 5, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+
+    before = _trials(run_dir)
+    finished = {t.number: (t.values, t.user_attrs["canonical"]) for t in before if t.state.name == "COMPLETE"}
+    assert len(finished) >= 5
+    assert not (run_dir / "candidates.csv").exists()  # it died before writing its outputs
+
+    resumed = start_search(args, fake_env)
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+
+    after = {t.number: t for t in _trials(run_dir)}
+    for number, (values, canonical) in finished.items():  # every finished evaluation survived as it was
+        assert after[number].state.name == "COMPLETE"
+        assert after[number].values == values and after[number].user_attrs["canonical"] == canonical
+    assert not [t for t in after.values() if t.state.name == "RUNNING"]
+    rows = load_run(run_dir).rows
+    evaluated = [r for r in rows if r["outcome"] == "evaluated"]
+    assert len(evaluated) == 14 == _done(run_dir)
+    assert len({r["canonical"] for r in evaluated}) == 14
+    # A candidate cut short by the kill is either finished by the resumed run (its claim adopted)
+    # or marked abandoned; none is left half-done.
+    cut = [t for t in before if t.state.name == "RUNNING"]
+    assert all(after[t.number].user_attrs.get("outcome") in ("evaluated", "abandoned") for t in cut)
+
+
+def test_ctrl_c_stops_cleanly_writes_files_and_prints_the_resume_command(tmp_path, fake_env):
+    run_dir = tmp_path / "run"
+    args = ["--budget", "12", "--filter", "none", "--dvfs", "none", "--quiet", "--out", str(run_dir)]
+    proc = start_search(args, {**fake_env, DELAY_ENV: "0.15"})
+    _wait_for(run_dir, 3, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "resume with" in err and f"--out {run_dir}" in err and "Traceback" not in err
+    rows = load_run(run_dir).rows  # the outputs were written
+    n_done = sum(r["outcome"] == "evaluated" for r in rows)
+    assert 3 <= n_done < 12
+    assert not [r for r in rows if r["state"] == "RUNNING"]
+
+    resumed = start_search(args, fake_env)
+    _, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert sum(r["outcome"] == "evaluated" for r in load_run(run_dir).rows) == 12

@@ -1,0 +1,88 @@
+"""Several workers share one study: exactly the budget, no canonical network evaluated twice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from fake_parts import fake_components, start_search
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.run_files import load_run
+
+
+def _study(url: str, name: str):
+    import optuna
+
+    from nasenergy.search.storage import normalize_url, open_optuna_storage, resolve_storage
+
+    storage = open_optuna_storage(resolve_storage(url, None)) if url else None
+    return optuna.load_study(study_name=name, storage=storage), normalize_url(url)
+
+
+def _check_exact(trials, budget: int) -> None:
+    evaluated = [t for t in trials if t.user_attrs.get("outcome") == "evaluated"]
+    assert len(evaluated) == budget
+    assert all(t.state.name == "COMPLETE" for t in evaluated)
+    canonicals = Counter(t.user_attrs["canonical"] for t in evaluated)
+    assert max(canonicals.values()) == 1, canonicals.most_common(3)
+
+
+@pytest.mark.postgres
+def test_three_processes_share_a_postgres_study_exactly(tmp_path, fake_env, pg_url, unique_name):
+    budget = 24
+    procs = [
+        start_search(
+            ["--budget", str(budget), "--storage", pg_url, "--study-name", unique_name, "--dvfs", "none",
+             "--filter", "threshold", "--quiet", "--out", str(tmp_path / f"w{k}"), "--lease-s", "20"],
+            fake_env,
+        )
+        for k in range(3)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err
+
+    study, url = _study(pg_url, unique_name)
+    trials = study.get_trials()
+    _check_exact(trials, budget)
+    workers = {t.user_attrs["worker"] for t in trials if t.user_attrs.get("outcome") == "evaluated"}
+    assert len(workers) >= 2  # the work really was shared
+    seeds = sorted(v["seed"] for k, v in study.user_attrs.items() if k.startswith("worker:"))
+    assert seeds == [0, 1, 2]  # each worker sampled with its own seed
+
+    from nasenergy.search.claims import ClaimStore
+
+    claims = ClaimStore(url, unique_name)
+    status = claims.status()
+    assert (status.done, status.running, status.claimed) == (budget, 0, budget)
+    claims.close()
+
+    # Every worker's run folder holds the whole study's result.
+    for k in range(3):
+        rows = load_run(tmp_path / f"w{k}").rows
+        assert sum(r["outcome"] == "evaluated" for r in rows) == budget
+
+    # optuna-dashboard opens the database storage.
+    optuna_dashboard = pytest.importorskip("optuna_dashboard")
+    import json
+    import wsgiref.util
+
+    app = optuna_dashboard.wsgi(study._storage)
+    environ: dict = {}
+    wsgiref.util.setup_testing_defaults(environ)
+    environ["PATH_INFO"] = "/api/studies"
+    body = b"".join(app(environ, lambda *a: None))
+    assert unique_name in [s["study_name"] for s in json.loads(body)["study_summaries"]]
+
+
+def test_worker_processes_share_the_local_journal(tmp_path, fake_env):
+    budget = 16
+    config = SearchConfig(budget=budget, workers=2, dvfs="none", filter="none", quiet=True, out=str(tmp_path / "run"))
+    summary = run_search(config, components_factory=fake_components)
+    assert summary.stop_reason == "budget" and summary.evaluated == budget
+    rows = load_run(tmp_path / "run").rows
+    evaluated = [r for r in rows if r["outcome"] == "evaluated"]
+    assert len(evaluated) == budget and len({r["canonical"] for r in evaluated}) == budget
+    assert len({r["worker"] for r in rows}) == 2
+    assert not [r for r in rows if r["state"] == "RUNNING"]

@@ -1,0 +1,94 @@
+"""Tests of ``python -m nasenergy.benchmark``: import, info, query, schema and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasenergy.benchmark import main
+from nasenergy.paths import shared_data_dir
+
+
+def _shared(relative: str = "") -> Path:
+    path = shared_data_dir(must_exist=False) / relative
+    if not path.exists():
+        pytest.skip(f"shared reference data not available: {path}")
+    return path
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_import_info_query(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    code, out, err = run("import", str(_shared()), "--cache-dir", cache)
+    assert code == 0, err
+    assert "benchmark-tss.npz" in out and "cifar10-valid" in out
+    code, out, _ = run("info", "--cache-dir", cache)
+    assert code == 0
+    assert "tss:" in out and str(_shared()) in out and "MiB" in out and "x-valid" in out and "200" in out
+    code, out, _ = run("info", "--cache-dir", cache, "--json")
+    (bench,) = json.loads(out)["benchmarks"]
+    assert bench["space"] == "tss" and bench["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 15625
+    code, out, _ = run("query", "6111", "--cache-dir", cache)
+    assert code == 0 and "search:" in out and "report: 94.373%" in out
+
+
+def test_import_of_the_official_fixture(tmp_path: Path) -> None:
+    code, out, err = run("import", str(_shared("nats_bench_fixture/fake_torch_dir")), "--cache-dir", str(tmp_path))
+    assert code == 0, err
+    code, out, err = run("query", "11", "--dataset", "imagenet16", "--cache-dir", str(tmp_path))
+    assert code == 0 and "(recorded)" in out
+    code, out, err = run("query", "12", "--cache-dir", str(tmp_path))
+    assert code == 2 and err.startswith("error: ") and "architecture 12" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "needle"),
+    [
+        (["import", "/nonexistent/bench"], 2, "does not exist"),
+        (["info", "--cache-dir", "{tmp}"], 1, "no benchmark installed"),
+        (["query", "0", "--cache-dir", "{tmp}"], 2, "github.com/D-X-Y/NATS-Bench"),
+        (["query", "|bad|", "--benchmark", "{fixture}"], 2, "error: "),
+        (["query", "0", "--dataset", "mnist", "--benchmark", "{fixture}"], 2, "unknown dataset"),
+        (["import", "{tmp}", "--workers", "0"], 2, "--workers"),
+        (["import", "{tmp}"], 2, "neither NATS-Bench files nor .csv tables"),
+    ],
+)
+def test_bad_input_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv, code, needle) -> None:
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    fixture = "nats_bench_fixture/fake_torch_dir"
+    argv = [a.format(tmp=tmp_path, fixture=_shared(fixture) if "{fixture}" in a else "") for a in argv]
+    got, out, err = run(*argv)
+    assert got == code
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_corrupt_installed_file(tmp_path: Path) -> None:
+    (tmp_path / "benchmark-tss.npz").write_bytes(b"junk")
+    code, _, err = run("info", "--cache-dir", str(tmp_path))
+    assert code == 2 and "re-create it" in err
+
+
+def test_usage_errors_exit_2() -> None:
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+
+
+def test_module_entry_point(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "import", str(tmp_path / "none")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+    proc = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "schema"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "cifar10valid_valid_acc_12ep" in proc.stdout

@@ -1,0 +1,115 @@
+"""The `python -m nasenergy.profile` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+from nasenergy import profile
+
+search_spaces = pytest.importorskip("search_spaces")
+
+
+@pytest.fixture()
+def small_profile(tmp_path):
+    from nasenergy.testing import write_fake_profile
+
+    space = search_spaces.get_space("tss")
+    canons = [space.canonical(space.arch_at(i)) for i in (11, 5000)]
+    return write_fake_profile(tmp_path / "p.csv.gz", canons, space=space), canons
+
+
+@pytest.fixture()
+def recorded_args(small_profile):
+    path, canons = small_profile
+    return ["--hardware", "recorded", "--profile", str(path), "--arch", str(canons[1])], canons
+
+
+def test_table_output(recorded_args, capsys):
+    args, _ = recorded_args
+    assert profile.main(args) == 0
+    out = capsys.readouterr().out
+    for text in ("fp16, batch size 1024, input 3x32x32", "source", "recorded", "img/s",
+                 "TFLOP/s", "mJ (total", "W", "MHz", "utilization"):
+        assert text in out
+
+
+def test_json_output(recorded_args, capsys):
+    args, canons = recorded_args
+    assert profile.main(args + ["--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["arch"] == str(canons[1]) and data["hardware"] == "recorded"
+    (m,) = data["measurements"]
+    assert m["source"] == "recorded" and m["precision"] == "fp16" and m["input_shape"] == [3, 32, 32]
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--precision", "fp8"], "invalid choice"),
+        (["--batch-size", "0"], "--batch-size must be a positive integer"),
+        (["--batch-size", "x"], "invalid int value"),
+        (["--png", "a.png"], "--png needs --dvfs"),
+        (["--precision", "fp32"], "no record of"),
+        (["--dvfs-mode", "fastest"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(recorded_args, capsys, extra, needle):
+    args, _ = recorded_args
+    assert _exit_status(args + extra) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.startswith("error:") and err.count("\n") == 1
+
+
+def test_bad_arch_and_missing_profile(small_profile, tmp_path, capsys):
+    assert profile.main(["--hardware", "recorded", "--profile", str(small_profile[0]),
+                         "--arch", "|conv~0|"]) == 2
+    assert capsys.readouterr().err.startswith("error:")
+    assert profile.main(["--hardware", "recorded", "--profile", str(tmp_path / "no.csv"),
+                         "--arch", str(small_profile[1][0])]) == 2
+    assert "profile not found" in capsys.readouterr().err
+
+
+def test_dvfs_hook_is_called(recorded_args, capsys, monkeypatch, tmp_path):
+    calls = []
+
+    def show_curve(measurement, device=None, png_path=None, mode="min-energy"):
+        calls.append((measurement.precision, device, png_path, mode))
+        return "DVFS CURVE TEXT"
+
+    monkeypatch.setitem(sys.modules, "nasenergy.dvfs", types.SimpleNamespace(show_curve=show_curve))
+    args, _ = recorded_args
+    png = tmp_path / "c.png"
+    assert profile.main(args + ["--dvfs", "--dvfs-mode", "edp", "--png", str(png)]) == 0
+    assert "DVFS CURVE TEXT" in capsys.readouterr().out
+    assert calls == [("fp16", None, png, "edp")]
+
+
+def test_cpu_hardware_reports_no_energy(capsys):
+    pytest.importorskip("torch")
+    space = search_spaces.get_space("tss")
+    arch = str(space.arch_at(0))
+    assert profile.main(["--hardware", "cpu", "--arch", arch, "--precision", "fp32",
+                         "--batch-size", "2", "--json"]) == 0
+    (m,) = json.loads(capsys.readouterr().out)["measurements"]
+    assert m["source"] == "measured" and m["energy_j_per_img"] is None
+    assert m["energy_basis"] == "unavailable" and m["throughput_img_per_s"] > 0
+
+
+def test_module_entry_point_exits_2_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "nasenergy.profile", "--arch", "nonsense",
+                           "--hardware", "cpu"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error:") and "Traceback" not in proc.stderr
+
+
+def _exit_status(argv: list[str]) -> int:
+    """main()'s return value, or the status argparse exits with."""
+    try:
+        return profile.main(argv)
+    except SystemExit as exc:
+        return int(exc.code)

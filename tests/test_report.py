@@ -1,0 +1,56 @@
+"""report.md states the budget, counts, costs, hypervolume and the front with its clocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nasenergy.report import render_report
+from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
+from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
+
+
+def _record() -> RunRecord:
+    ev = {"state": "COMPLETE", "outcome": "evaluated", "accuracy_source": "recorded", "dvfs_source": "modelled",
+          "throughput_source": "modelled", "energy_source": "modelled", "measure_source": "recorded",
+          "measure_device": "NVIDIA H200", "eval_cost_source": "recorded", "measure_cost_s": 2.0}
+    rows = [
+        {**ev, "trial_number": 0, "arch": "A", "canonical": "A", "arch_index": 11, "accuracy_pct": 91.0,
+         "throughput_img_per_s": 1000.0, "energy_j_per_img": 0.5, "eval_cost_s": 3600.0,
+         "optimal_sm_clock_mhz": 1200.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 21.5},
+        {**ev, "trial_number": 1, "arch": "B", "canonical": "B", "arch_index": 12, "accuracy_pct": 80.0,
+         "throughput_img_per_s": 4000.0, "energy_j_per_img": 0.25, "eval_cost_s": 1800.0,
+         "optimal_sm_clock_mhz": 1100.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 30.0},
+        {**ev, "trial_number": 2, "arch": "C", "canonical": "C", "arch_index": 13, "accuracy_pct": 70.0,
+         "throughput_img_per_s": 900.0, "energy_j_per_img": 0.6, "eval_cost_s": 1800.0},
+        {"trial_number": 3, "state": "PRUNED", "outcome": "filtered", "canonical": "D", "measure_cost_s": 2.0,
+         "measure_source": "recorded", "measure_device": "NVIDIA H200"},
+        {"trial_number": 4, "state": "COMPLETE", "outcome": "duplicate", "canonical": "A", "duplicate_of": 0},
+    ]
+    number_evaluations(rows)
+    mark_front(rows, objectives_for(["accuracy", "throughput", "energy"]))
+    cfg = {"study_name": "demo", "budget": 5, "objectives": ["accuracy", "throughput", "energy"], "space": "tss",
+           "dataset": "cifar10"}
+    return RunRecord(Path("runs/demo"), cfg, rows, {})
+
+
+def test_report_states_the_figures():
+    rec = _record()
+    text = render_report(rec, resume_command="python -m nasenergy.search --budget 5", dashboard_command="optuna-dashboard x")
+    assert "**3 of 5**" in text
+    assert "filtered 1, duplicates 1" in text
+    assert "2.00 h" in text  # 3600 + 1800 + 1800 s of simulated evaluation
+    assert "8.00 s recorded" in text  # four cheap measurements (the duplicate is not measured again)
+    hv = hv_hypervolume(points_of(rec.evaluated, rec.objectives), rec.objectives)
+    assert f"{hv:.6g}" in text
+    assert "| 0 | 11 | `A` | 91.00 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | modelled |" in text
+    assert "`C`" not in text  # dominated by A, so not on the front
+    assert "python -m nasenergy.search --budget 5" in text and "optuna-dashboard x" in text
+
+
+def test_report_of_an_empty_run():
+    rec = RunRecord(Path("r"), {"budget": 3, "objectives": ["accuracy", "energy"]}, [], {})
+    text = render_report(rec)
+    assert "**0 of 3**" in text and "Pareto front (0 cells)" in text
+    assert hv_hypervolume(points_of([], rec.objectives), rec.objectives) == pytest.approx(0.0)
