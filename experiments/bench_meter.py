@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         f"batch size {args.batch_size}; each cell measured {args.repeats} times independently per "
         "mode, each time on a freshly built model. CV = std/mean over those independent "
         "measurements; cost = each measurement's wall time including FLOP counting (median over "
-        "its repeats, then per cell). Total benchmark time {total_s:.0f} s.",
+        f"its repeats, then per cell). Total benchmark time {total_s:.0f} s.",
         "",
         "| mode | cost median (s) | cost max (s) | target cost (s) | cells within cost | "
         "CV of | CV median | CV max | target CV | cells within CV |",

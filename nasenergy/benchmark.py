@@ -127,7 +127,8 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nasenergy.oracles.loader import load_oracle
 
-    oracle = load_oracle(args.benchmark, args.space, seed=args.seed, cache_directory=args.cache_dir)
+    oracle = load_oracle(args.benchmark, args.space, seed=args.seed, estimate=args.estimate,
+                         cache_directory=args.cache_dir)
     arch: Any = int(args.arch) if args.arch.strip().isdigit() else args.arch
     rows = [("search", oracle.evaluate(arch, args.dataset, seed=args.seed)),
             ("report", oracle.report(arch, args.dataset))]
@@ -176,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", default=None,
                    help="benchmark path (default: the installed benchmark)")
     p.add_argument("--seed", type=int, default=0, help="seed picking the training run")
+    p.add_argument("--estimate", choices=("auto", "fit", "device", "none"), default="auto",
+                   help="cost of cells without a recorded time: auto (default), fit (rate model), "
+                        "device (timed training steps here), none (0 s, labelled unknown)")
     p.add_argument("--cache-dir", default=None, help=cache_help)
     p.set_defaults(run=_cmd_query)
 

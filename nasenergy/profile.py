@@ -22,8 +22,6 @@ from nasenergy.errors import NasEnergyError, UsageError
 from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
 from nasenergy.measurement import PRECISIONS, Measurement
 
-DVFS_MODES = ("min-energy", "max-slowdown", "edp")
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad flag in one line and exits with status 2."""
@@ -34,6 +32,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.profile``."""
+    from nasenergy.dvfs.points import MIN_ENERGY, MODES
     from search_spaces import DATASETS, SPACE_NAMES
 
     p = _Parser(prog="python -m nasenergy.profile",
@@ -54,8 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", type=Path, help="recorded profile CSV for --hardware recorded")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--dvfs", action="store_true", help="also show the energy-versus-clock curve")
-    p.add_argument("--dvfs-mode", default="min-energy", choices=DVFS_MODES,
-                   help="how --dvfs picks the clock (default min-energy)")
+    p.add_argument("--dvfs-mode", default=MIN_ENERGY, choices=MODES,
+                   help=f"how --dvfs picks the clock (default {MIN_ENERGY})")
+    p.add_argument("--max-slowdown", type=float,
+                   help="with --dvfs-mode bounded-slowdown: largest throughput loss, a fraction")
     p.add_argument("--png", type=Path, help="with --dvfs: save the curve as this PNG")
     return p
 
@@ -109,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--batch-size must be a positive integer, got {args.batch_size}")
     if args.png is not None and not args.dvfs:
         raise UsageError("--png needs --dvfs")
+    if args.max_slowdown is not None and not 0 < args.max_slowdown < 1:
+        raise UsageError(f"--max-slowdown must be a fraction between 0 and 1, got {args.max_slowdown}")
     if args.profile is not None and args.hardware not in ("recorded", "auto"):
         raise UsageError("--profile is for --hardware recorded")
     from search_spaces import get_space
@@ -153,10 +156,11 @@ def run(args: argparse.Namespace) -> int:
         except ImportError:
             raise NasEnergyError("DVFS curves are not available in this installation") from None
         device = getattr(meter, "nvml_device", None)
+        extra = {} if args.max_slowdown is None else {"max_slowdown": args.max_slowdown}
         for i, m in enumerate(measurements):
             curves[i] = show_curve(m, device=device,
                                    png_path=_png_for(args.png, m.precision, len(measurements) > 1),
-                                   mode=args.dvfs_mode)
+                                   mode=args.dvfs_mode, **extra)
     if args.json:
         out = {"space": space.name, "arch": str(arch), "dataset": args.dataset,
                "hardware": hardware,

@@ -39,7 +39,9 @@ def test_import_info_query(tmp_path: Path) -> None:
     (bench,) = json.loads(out)["benchmarks"]
     assert bench["space"] == "tss" and bench["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 15625
     code, out, _ = run("query", "6111", "--cache-dir", cache)
-    assert code == 0 and "search:" in out and "report: 94.373%" in out
+    assert code == 0 and "search:" in out and "report: 94.373%" in out and "(estimated)" in out
+    code, out, _ = run("query", "6111", "--cache-dir", cache, "--estimate", "none")
+    assert code == 0 and "cost 0.0 s (unknown)" in out
 
 
 def test_import_of_the_official_fixture(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def test_json_output(recorded_args, capsys):
         (["--png", "a.png"], "--png needs --dvfs"),
         (["--precision", "fp32"], "no record of"),
         (["--dvfs-mode", "fastest"], "invalid choice"),
+        (["--dvfs", "--max-slowdown", "2"], "--max-slowdown must be a fraction"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(recorded_args, capsys, extra, needle):
@@ -77,16 +78,33 @@ def test_bad_arch_and_missing_profile(small_profile, tmp_path, capsys):
 def test_dvfs_hook_is_called(recorded_args, capsys, monkeypatch, tmp_path):
     calls = []
 
-    def show_curve(measurement, device=None, png_path=None, mode="min-energy"):
-        calls.append((measurement.precision, device, png_path, mode))
+    def show_curve(measurement, device=None, png_path=None, mode="min-energy", **kw):
+        calls.append((measurement.precision, device, png_path, mode, kw))
         return "DVFS CURVE TEXT"
 
     monkeypatch.setitem(sys.modules, "nasenergy.dvfs", types.SimpleNamespace(show_curve=show_curve))
     args, _ = recorded_args
     png = tmp_path / "c.png"
-    assert profile.main(args + ["--dvfs", "--dvfs-mode", "edp", "--png", str(png)]) == 0
+    assert profile.main(args + ["--dvfs", "--dvfs-mode", "min-edp", "--png", str(png)]) == 0
     assert "DVFS CURVE TEXT" in capsys.readouterr().out
-    assert calls == [("fp16", None, png, "edp")]
+    assert profile.main(args + ["--dvfs", "--dvfs-mode", "bounded-slowdown",
+                                "--max-slowdown", "0.1"]) == 0
+    assert calls == [("fp16", None, png, "min-edp", {}),
+                     ("fp16", None, None, "bounded-slowdown", {"max_slowdown": 0.1})]
+
+
+def test_dvfs_curve_from_the_real_model(tmp_path, capsys):
+    pytest.importorskip("numpy")
+    from nasenergy.testing import FakeMeter, write_fake_profile
+
+    space = search_spaces.get_space("tss")
+    arch = space.canonical(space.arch_at(99))
+    path = write_fake_profile(tmp_path / "h.csv", [arch], space=space,
+                              meter=FakeMeter(device_name="NVIDIA H200 (synthetic)"))
+    assert profile.main(["--hardware", "recorded", "--profile", str(path), "--arch", str(arch),
+                         "--dvfs"]) == 0
+    out = capsys.readouterr().out
+    assert "MHz" in out and "*" in out
 
 
 def test_cpu_hardware_reports_no_energy(capsys):

@@ -68,9 +68,10 @@ class BenchmarkData:
     est_train_rate: np.ndarray | None = None
     est_eval_rate: np.ndarray | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
-    _costs: dict[MetricKey, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-    _n_trials: dict[MetricKey, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-    _index_of: dict[str, int] | None = field(default=None, repr=False, compare=False)
+    _costs: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _n_trials: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _means: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _index_of: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -97,16 +98,19 @@ class BenchmarkData:
         return self._n_trials[key]
 
     def mean(self, key: MetricKey) -> np.ndarray:
-        """Mean accuracy per architecture for `key` (from the runs where no mean is stored)."""
-        if key in self.means:
-            return self.means[key]
-        runs = self.trials.get(key)
-        if runs is None:
-            return np.full(self.size, np.nan)
-        counts = self.n_trials(key)
-        total = np.where(np.isfinite(runs), runs, 0.0).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(counts > 0, total / np.maximum(counts, 1), np.nan)
+        """Mean accuracy per architecture for `key`: the stored mean, else the mean of the runs."""
+        if key not in self._means:
+            stored = self.means.get(key, np.full(self.size, np.nan))
+            runs = self.trials.get(key)
+            if runs is None:
+                self._means[key] = stored
+            else:
+                counts = self.n_trials(key)
+                total = np.where(np.isfinite(runs), runs, 0.0).sum(axis=1)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    from_runs = np.where(counts > 0, total / np.maximum(counts, 1), np.nan)
+                self._means[key] = np.where(np.isfinite(stored), stored, from_runs)
+        return self._means[key]
 
     def recorded_train_rate(self) -> np.ndarray:
         """Recorded training seconds per image per epoch of each architecture; NaN if none."""

@@ -7,8 +7,8 @@ from nasenergy.errors import ArchError, DataNotFoundError, NasEnergyError, Usage
 NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
 
 GET_A_BENCHMARK = (
-    "get NATS-Bench from " + NATS_URL + " and put NATS-tss-v1_0-3ffb9-simple (or "
-    "NATS-sss-v1_0-50262-simple) in $TORCH_HOME, or pass a benchmark table (CSV) or a folder of "
+    "get NATS-Bench from " + NATS_URL + " and extract it as $TORCH_HOME/NATS-tss-v1_0-3ffb9-simple "
+    "($TORCH_HOME/NATS-sss-v1_0-50262-simple for sss), or pass a benchmark table (CSV) or a folder of "
     "them, or install one with `python -m nasenergy.benchmark import PATH` "
     "(e.g. `python -m nasenergy.benchmark import ../shared/data`)"
 )

@@ -9,7 +9,8 @@ Costs: a recorded cost (`BenchmarkData.cost_s`) is charged when there is one. Ot
 * ``auto`` (default): ``fit`` when the benchmark records enough times to fit the rate model,
   else ``device``;
 * ``fit``: NATS-Bench-scale seconds predicted from the recorded rates (`nasenergy.oracles.cost_model`);
-* ``device``: timed training steps on this device (`nasenergy.oracles.cost_estimate`; slow on a CPU);
+* ``device``: timed training steps on this device (`nasenergy.oracles.cost_estimate`; on a CPU this
+  takes minutes per canonical class, stored so each class is timed once);
 * ``none``: cost 0.0 labelled ``unknown``.
 """
 

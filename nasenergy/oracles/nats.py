@@ -305,21 +305,15 @@ class NatsBenchOracle:
                 f"architecture {index} ({self._api.meta_archs[index]}) has no record in "
                 f"{self.location.path}"
             )
+        if not self.location.fast_mode:
+            return dict(self._api.arch2infos_dict[index])
         try:
-            self._api.query_meta_info_by_index(index, next(iter(self._api.avaliable_hps), "12"))
-        except ValueError as exc:
-            if "hyper-parameters" not in str(exc):
-                raise CorruptBenchmarkError(
-                    f"cannot read the record of architecture {index} in {self.location.path}: "
-                    f"{_one_line(exc)}"
-                ) from exc
-        except Exception as exc:  # bz2 / pickle errors of a damaged cell file
+            self._api.reload(str(self.location.path), index)
+        except Exception as exc:  # bz2 / pickle / format errors of a damaged cell file
             raise CorruptBenchmarkError(
                 f"cannot read the record of architecture {index} in {self.location.path}: "
                 f"{_one_line(exc)}"
             ) from exc
-        records = dict(self._api.arch2infos_dict[index])
-        if self.location.fast_mode:
-            del self._api.arch2infos_dict[index]
-            self._api.evaluated_indexes.discard(index)
+        records = dict(self._api.arch2infos_dict.pop(index))
+        self._api.evaluated_indexes.discard(index)
         return records

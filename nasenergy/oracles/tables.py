@@ -308,7 +308,10 @@ def _read_long(path: Path, header: list[str], rows: list[list[str]], space: _Spa
             )
         datasets.append(name)
         schedules.append(normalize_schedule(r[hp_col]))
-    seeds = [int(r[col["seed"]]) for r in rows] if out.seeded else [-1] * len(rows)
+    try:
+        seeds = [int(r[col["seed"]]) for r in rows] if out.seeded else [-1] * len(rows)
+    except ValueError:
+        raise CorruptBenchmarkError(f"table {path}: the seed column holds a non-integer") from None
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, key in enumerate(zip(datasets, schedules)):
         groups[key].append(i)
@@ -484,10 +487,15 @@ def _merge(contributions: list[_Contribution], space: _Space) -> BenchmarkData:
         name = Path(c.file).name
         for target, part in ((data.means, c.means), (data.train_s, c.train_s), (data.eval_s, c.eval_s)):
             for key, (rows, values) in part.items():
+                if not np.isfinite(values).any():
+                    continue
                 array = target.setdefault(key, np.full(n, np.nan))
                 _fill(array, rows, values, "/".join(key), name, conflicts)
     for key in sorted({k for c in contributions for k in c.trials}):
-        parts = [(Path(c.file).name, c.trials[key]) for c in contributions if key in c.trials]
+        parts = [(Path(c.file).name, c.trials[key]) for c in contributions
+                 if key in c.trials and np.isfinite(c.trials[key][1]).any()]
+        if not parts:
+            continue
         width = max(p[1][1].shape[1] for p in parts)
         values = np.full((n, width), np.nan)
         seeds = np.full((n, width), -1, np.int64)

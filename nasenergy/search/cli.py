@@ -96,9 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="share of would-be front members the filter should let through, in (0, 1] "
                           "(default %(default)s)")
     how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
-                     help="source of each network's energy-optimal clock: measured (needs "
-                          "--allow-clock-control), modelled, recorded, none (score at the default clock), "
-                          "auto (recorded with the recorded meter, else modelled) (default %(default)s)")
+                     help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
+                          "measured GPU), measured (locks clocks; needs --allow-clock-control and a GPU), "
+                          "recorded (needs recorded clock sweeps), none (score at the default clock), auto "
+                          "(modelled where the GPU has DVFS parameters, else none) (default %(default)s)")
     how.add_argument("--allow-clock-control", action="store_true",
                      help="allow changing the GPU's clocks (restored afterwards); needed by --dvfs measured")
     run = p.add_argument_group("how the search runs")

@@ -4,10 +4,24 @@
 meter, a user with a custom oracle) passes another factory with the same signature to
 `nasenergy.search.run_search`; with several worker processes it must be an importable module-level
 function, since each worker process builds its own parts.
+
+DVFS (``--dvfs``):
+
+* ``modelled``: `nasenergy.dvfs.optimal_clock_for` from the default-clock measurement, with the
+  shipped parameter set of the measured GPU.
+* ``measured``: the clock is locked at each probed clock and the network measured again
+  (`nasenergy.dvfs.MeasuredBackend`); needs the CUDA meter and ``--allow-clock-control``; clocks
+  are restored after each probe.
+* ``recorded``: needs recorded clock sweeps of the searched networks, which nasenergy does not
+  ship; refused with a clear message.
+* ``auto``: ``modelled`` when a parameter set matches the meter's GPU, else ``none``.
+* ``none``: throughput and energy are scored at the default clock.
 """
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +29,9 @@ from typing import Any
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
 from nasenergy.search.config import SearchConfig
+
+OptimalClockFn = Callable[[Any, Measurement], Any]
+"""``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock``."""
 
 
 @dataclass
@@ -27,7 +44,7 @@ class Components:
         oracle: the accuracy oracle (``evaluate(arch, dataset, seed=None) -> Evaluation``).
         filter: the utilization filter (``admit``/``observe``).
         optimal_clock: the energy-optimal clock of a measured candidate, or ``None`` to score
-            at the default clock (``--dvfs none``).
+            at the default clock.
         describe: one line per part, for ``env.json`` and the report.
     """
 
@@ -35,7 +52,7 @@ class Components:
     measure: Callable[[Any], Measurement]
     oracle: Any
     filter: Any
-    optimal_clock: Callable[[Measurement], Any] | None
+    optimal_clock: OptimalClockFn | None
     describe: dict[str, str] = field(default_factory=dict)
 
 
@@ -62,44 +79,121 @@ def make_filter(config: SearchConfig) -> Any:
 
 
 def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any], Measurement]:
-    """A function measuring one architecture with ``meter``.
+    """A function measuring one architecture with ``meter`` at the configured setting.
 
     Meters with ``measure_arch`` (the recorded profile, the fake meter) are asked directly; others
     measure the built network.
     """
     if hasattr(meter, "measure_arch"):
+        extra = {"space": space} if "space" in inspect.signature(meter.measure_arch).parameters else {}
+
         def measure(arch: Any) -> Measurement:
             return meter.measure_arch(
-                arch, precision=config.precision, batch_size=config.batch_size, space=space, dataset=config.dataset
+                arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset, **extra
             )
-    else:
-        def measure(arch: Any) -> Measurement:
-            model = space.build(arch, config.dataset)
-            return meter.measure(
-                model, space.input_shape(config.dataset), batch_size=config.batch_size, precision=config.precision
-            )
-    return measure
+
+        return measure
+
+    def measure_built(arch: Any) -> Measurement:
+        model = space.build(arch, config.dataset)
+        return meter.measure(
+            model, space.input_shape(config.dataset), batch_size=config.batch_size, precision=config.precision
+        )
+
+    return measure_built
+
+
+def make_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn | None:
+    """The DVFS step of ``config.dvfs`` (see the module docstring), or ``None``.
+
+    Raises:
+        UsageError: a mode the meter or the installed data cannot serve.
+    """
+    mode = config.dvfs
+    if mode == "none":
+        return None
+    if mode == "recorded":
+        raise UsageError(
+            "--dvfs recorded replays recorded clock sweeps of each network, and none are installed "
+            "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
+        )
+    device = getattr(meter, "device_name", None)
+    if mode in ("modelled", "auto"):
+        from nasenergy.dvfs import optimal_clock_for, params_for_device
+
+        try:
+            params = params_for_device(device) if device else None
+        except UsageError as exc:
+            if mode == "auto":
+                return None
+            raise UsageError(f"--dvfs modelled: {exc}") from None
+
+        def modelled(_arch: Any, measurement: Measurement) -> Any:
+            return optimal_clock_for(measurement, params=params)
+
+        return modelled
+    return _measured_optimal_clock(config, meter, space)
+
+
+def _measured_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn:
+    from nasenergy.dvfs import ClockControl, MeasuredBackend, find_optimal_clock
+    from nasenergy.dvfs.backends import point_from_measurement
+    from nasenergy.hardware.cuda_meter import CudaMeter
+
+    if not isinstance(meter, CudaMeter):
+        raise UsageError("--dvfs measured probes clocks on the GPU; it needs --hardware cuda (or auto on a GPU)")
+    control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
+    shape = space.input_shape(config.dataset)
+
+    def measured(arch: Any, measurement: Measurement) -> Any:
+        model = space.build(arch, config.dataset)
+        backend = MeasuredBackend(
+            control, lambda: meter.measure(model, shape, batch_size=config.batch_size, precision=config.precision)
+        )
+        default = point_from_measurement(measurement, float(backend.default_clock_mhz()))
+        return find_optimal_clock(backend, default_point=default)
+
+    return measured
+
+
+def _check_recorded_setting(meter: Any, config: SearchConfig, space: Any) -> None:
+    """A recorded profile holds some settings only: refuse others before the search starts."""
+    settings = getattr(meter, "settings", None)
+    if settings is None:
+        return
+    if config.space != "tss":
+        raise UsageError("the recorded profile covers the tss space only; use --space tss or measure on hardware")
+    from nasenergy.hardware.recorded import shape_to_str
+
+    wanted = (config.precision, config.batch_size, shape_to_str(space.input_shape(config.dataset)))
+    if tuple(wanted) not in {tuple(s) for s in settings}:
+        have = "; ".join(f"--precision {p} --batch-size {b} (input {s})" for p, b, s in settings)
+        raise UsageError(f"the recorded profile holds no measurements at {wanted[0]}, batch {wanted[1]}, "
+                         f"input {wanted[2]}; it has: {have}")
 
 
 def build_components(config: SearchConfig) -> Components:
-    """The default parts for ``config``: the real meter, oracle, filter and DVFS backend."""
-    from nasenergy.hardware import select_meter
+    """The default parts for ``config``: the selected meter, the oracle of ``--benchmark`` (or the
+    installed benchmark), the utilization filter and the DVFS step."""
+    from nasenergy.hardware.select import select_meter
     from nasenergy.oracles import load_oracle
     from search_spaces import get_space
 
     space = get_space(config.space)
-    meter = select_meter(config.hardware)
-    oracle = load_oracle(config.benchmark, space)
-    optimal_clock = None
-    if config.dvfs != "none":
-        from nasenergy.dvfs import make_optimizer
-
-        optimal_clock = make_optimizer(config.dvfs, meter=meter, allow_clock_control=config.allow_clock_control)
+    announce = None if config.quiet else (lambda line: print(line, file=sys.stderr))
+    meter = select_meter(config.hardware, space=space, announce=announce)
+    _check_recorded_setting(meter, config, space)
+    oracle = load_oracle(config.benchmark, space, seed=config.seed)
+    optimal_clock = make_optimal_clock(config, meter, space)
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),
         oracle=oracle,
         filter=make_filter(config),
         optimal_clock=optimal_clock,
-        describe={"meter": repr(meter), "oracle": oracle.describe(), "dvfs": config.dvfs},
+        describe={
+            "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
+            "oracle": oracle.describe(),
+            "dvfs": "none" if optimal_clock is None else ("modelled" if config.dvfs == "auto" else config.dvfs),
+        },
     )

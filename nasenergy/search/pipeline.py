@@ -180,7 +180,7 @@ class Worker:
                 measurement = self.parts.measure(arch)
                 self._trials.set_attrs(number, {tr.MEASUREMENT: measurement.to_dict()})
             evaluation = self.parts.oracle.evaluate(arch, self.config.dataset)
-            clock = self.parts.optimal_clock(measurement) if self.parts.optimal_clock else None
+            clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
         except NasEnergyError as exc:
             if not is_candidate_error(exc):

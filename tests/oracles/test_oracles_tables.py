@@ -105,7 +105,6 @@ def test_runs_with_seeds_and_global_random(oracle, truth) -> None:
 
 
 def test_estimated_costs(shared_tables) -> None:
-    model = shared_tables.provenance.get("cost_model") or {}
     oracle = BenchmarkOracle(shared_tables)
     ev = oracle.evaluate(9_999, "cifar10")
     assert ev.cost_source == "estimated" and ev.cost_s > 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.oracles import load_oracle
-from nasenergy.search.components import Components, arch_measurer, make_filter
+from nasenergy.search.components import Components, arch_measurer, make_filter, make_optimal_clock
 from nasenergy.search.config import SearchConfig
 from nasenergy.testing import FakeMeter
 
@@ -59,11 +59,12 @@ class SlowOracle:
 
 
 def fake_components(config: SearchConfig) -> Components:
-    """FakeMeter measurements, the test table's accuracies, the configured filter, no DVFS."""
+    """The fake meter (synthetic figures for an H200-like GPU), the table oracle over the test
+    table, the configured filter, and the configured DVFS step (modelled with the H200 set)."""
     from search_spaces import get_space
 
     space = get_space(config.space)
-    meter = FakeMeter(noise_cv=0.05, seed=3, cost_s=0.5)
+    meter = FakeMeter(noise_cv=0.05, seed=3, cost_s=0.5, device_name="fake H200")
     oracle = load_oracle(os.environ[TABLE_ENV], space, seed=config.seed)
     delay_s = float(os.environ.get(DELAY_ENV, "0"))
     if delay_s:
@@ -73,8 +74,8 @@ def fake_components(config: SearchConfig) -> Components:
         measure=arch_measurer(meter, space, config),
         oracle=oracle,
         filter=make_filter(config),
-        optimal_clock=None,
-        describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": "none"},
+        optimal_clock=make_optimal_clock(config, meter, space),
+        describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": config.dvfs},
     )
 
 

@@ -38,7 +38,7 @@ def _dashboard_get(storage, path: str) -> dict:
 
 
 def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, fake_env):
-    summary = run_search(_config(tmp_path, max_candidates=400), components_factory=fake_components)
+    summary = run_search(_config(tmp_path, max_candidates=400, dvfs="modelled"), components_factory=fake_components)
     run = load_run(tmp_path / "run")
     for name in EXPECTED_FILES:
         assert (run.run_dir / name).is_file(), name
@@ -60,7 +60,12 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
             assert r["utilization"] > 0 and r["measure_source"] == "modelled" and r["accuracy_pct"] is None
         if r["outcome"] == "evaluated":
             assert r["accuracy_source"] == "recorded" and r["eval_cost_source"] == "recorded"
-            assert r["throughput_source"] == "modelled" == r["energy_source"]
+            assert r["throughput_source"] == "modelled" == r["energy_source"] == r["dvfs_source"]
+            # Scored at the energy-optimal clock: never more energy than at the default clock.
+            assert r["optimal_sm_clock_mhz"] <= r["default_sm_clock_mhz"] == r["measure_sm_clock_mhz"]
+            assert r["energy_j_per_img"] <= r["default_energy_j_per_img"] * (1 + 1e-12)
+            assert r["energy_saving_pct"] == pytest.approx(
+                100 * (1 - r["energy_j_per_img"] / r["default_energy_j_per_img"]))
         if r["outcome"] == "duplicate":  # answered from the earlier trial of the same network
             original = next(o for o in run.rows if o["trial_number"] == r["duplicate_of"])
             assert original["canonical"] == r["canonical"] and original["outcome"] != "duplicate"

@@ -24,7 +24,7 @@ def _check_exact(trials, budget: int) -> None:
     evaluated = [t for t in trials if t.user_attrs.get("outcome") == "evaluated"]
     assert len(evaluated) == budget
     assert all(t.state.name == "COMPLETE" for t in evaluated)
-    canonicals = Counter(t.user_attrs["canonical"] for t in evaluated)
+    canonicals = Counter(t.user_attrs["candidate"]["canonical"] for t in evaluated)
     assert max(canonicals.values()) == 1, canonicals.most_common(3)
 
 
@@ -46,7 +46,7 @@ def test_three_processes_share_a_postgres_study_exactly(tmp_path, fake_env, pg_u
     study, url = _study(pg_url, unique_name)
     trials = study.get_trials()
     _check_exact(trials, budget)
-    workers = {t.user_attrs["worker"] for t in trials if t.user_attrs.get("outcome") == "evaluated"}
+    workers = {t.user_attrs["candidate"]["worker"] for t in trials if t.user_attrs.get("outcome") == "evaluated"}
     assert len(workers) >= 2  # the work really was shared
     seeds = sorted(v["seed"] for k, v in study.user_attrs.items() if k.startswith("worker:"))
     assert seeds == [0, 1, 2]  # each worker sampled with its own seed

@@ -1,0 +1,46 @@
+"""DVFS: energy per image at each network's energy-optimal GPU SM clock.
+
+* `ClockControl` locks the SM clock through NVML (opt-in only) and always restores it;
+  `recover_stale_locks` repairs locks left by a killed process.
+* `DvfsModel` predicts time, power and energy per image at any clock from one default-clock
+  measurement and a per-GPU `GpuDvfsParams` (equations in `nasenergy.dvfs.model`); `calibrate`
+  fits the parameters to measured sweeps; shipped sets via `shipped_params` / `params_for_device`.
+* Backends `MeasuredBackend`, `ModelledBackend`, `RecordedBackend` return `ClockPoint`s;
+  `find_optimal_clock` searches any of them with few probes and returns an `OptimalClock`.
+* `optimal_clock_for`, `optimistic_energy_bound` and `show_curve` work from a `Measurement`.
+
+Names are imported lazily: importing this package needs only numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "ClockPoint": "points", "OptimalClock": "points", "MODES": "points",
+    "MIN_ENERGY": "points", "BOUNDED_SLOWDOWN": "points", "MIN_EDP": "points",
+    "GpuDvfsParams": "params", "AlphaPredictor": "params", "ParamsError": "params",
+    "shipped_params": "params", "params_for_device": "params", "extrapolate_params": "params",
+    "DvfsModel": "model", "WorkloadObservation": "model",
+    "observation_from_measurement": "model",
+    "Sweep": "sweeps", "read_sweep_csv": "sweeps", "read_sweeps_csv": "sweeps",
+    "write_sweeps_csv": "sweeps",
+    "calibrate": "calibrate", "Calibration": "calibrate",
+    "ClockBackend": "backends", "ModelledBackend": "backends", "RecordedBackend": "backends",
+    "MeasuredBackend": "backends", "MeasurementError": "backends",
+    "find_optimal_clock": "search", "exhaustive_search": "search",
+    "ClockControl": "control", "recover_stale_locks": "control",
+    "ClockControlError": "control", "ClockControlRefused": "control",
+    "ClockPermissionError": "control", "ClockControlInterrupted": "control",
+    "optimal_clock_for": "api", "optimistic_energy_bound": "api", "show_curve": "api",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,176 @@
+"""Convenience entry points: a measurement's optimal clock, a cheap optimistic energy bound, and
+the user-facing curve table of ``python -m nasenergy.profile ... --dvfs``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from nasenergy.dvfs.backends import ModelledBackend
+from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, observation_from_measurement
+from nasenergy.dvfs.params import GpuDvfsParams, params_for_device
+from nasenergy.dvfs.points import MIN_ENERGY, ClockPoint, OptimalClock
+from nasenergy.dvfs.search import find_optimal_clock
+from nasenergy.errors import UsageError
+from nasenergy.measurement import Measurement
+
+#: Default safety margin of `optimistic_energy_bound`: above the 90th percentile of the model's
+#: energy error at its chosen clock in leave-one-out validation (results/dvfs_validation).
+DEFAULT_BOUND_MARGIN = 0.15
+
+
+def _setup(measurement: Measurement, params: GpuDvfsParams | None
+           ) -> tuple[GpuDvfsParams, WorkloadObservation, ClockPoint]:
+    p = params if params is not None else params_for_device(measurement.device_name)
+    obs = observation_from_measurement(measurement, p)
+    default = ClockPoint.from_time_power(obs.sm_clock_mhz, obs.time_s_per_img, obs.power_w,
+                                         measurement.source)
+    return p, obs, default
+
+
+def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None = None,
+                      mode: str = MIN_ENERGY, max_slowdown: float | None = None,
+                      clocks_mhz: Sequence[float] | None = None) -> OptimalClock:
+    """The modelled optimal SM clock of a workload measured at its default clock.
+
+    Args:
+        measurement: a default-clock measurement with board power (or total energy).
+        params: the GPU's DVFS parameters; default: the shipped set matching
+            ``measurement.device_name``.
+        mode: ``min-energy`` | ``bounded-slowdown`` | ``min-edp``.
+        max_slowdown: for ``bounded-slowdown``, the largest throughput loss (fraction).
+        clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
+
+    Returns:
+        An `OptimalClock` with ``source="modelled"``; its ``default`` point is the measurement
+        itself, and its ``caveat`` names the parameter set (and its own caveat, e.g. that the H200
+        set is extrapolated).
+
+    Raises:
+        UsageError: no matching parameter set, no power in the measurement, bad mode.
+    """
+    p, obs, default = _setup(measurement, params)
+    backend = ModelledBackend(DvfsModel(p), obs, clocks_mhz)
+    return find_optimal_clock(backend, mode=mode, max_slowdown=max_slowdown,
+                              default_point=default)
+
+
+def optimistic_energy_bound(measurement: Measurement, params: GpuDvfsParams | None = None, *,
+                            margin_frac: float = DEFAULT_BOUND_MARGIN) -> float:
+    """A cheap lower bound on the energy per image at the workload's optimal clock, joules.
+
+    Modelled energy rises with ``alpha`` at every clock below the default one, so the smallest
+    ``alpha`` the parameter set allows gives the lowest modelled curve; its minimum is then
+    lowered by `margin_frac` for model error. One vectorised curve, no search. Use it to discard
+    candidates that cannot win even at their best clock.
+
+    Args:
+        measurement: a default-clock measurement with board power (or total energy).
+        params: DVFS parameters; default: the shipped set matching the device name.
+        margin_frac: relative model-error margin (0.15 = 15% below the lowest modelled energy).
+
+    Raises:
+        UsageError: bad margin, no matching parameter set, or no power in the measurement.
+    """
+    if not 0.0 <= margin_frac < 1.0:
+        raise UsageError(f"margin_frac must be in [0, 1), got {margin_frac}")
+    p, obs, default = _setup(measurement, params)
+    lo = min(pred.lo for pred in p.alpha_predictors)
+    curve = DvfsModel(p).curve(obs, alpha=lo)
+    best = min(float(curve.energy_j_per_img.min()), default.energy_j_per_img)
+    return best * (1.0 - margin_frac)
+
+
+def _rows_to_show(n: int, keep: set[int], max_rows: int) -> list[int]:
+    if n <= max_rows:
+        return list(range(n))
+    step = max(1, int(np.ceil(n / max(1, max_rows - len(keep)))))
+    rows = set(range(0, n, step)) | {n - 1}
+    for k in keep:
+        rows |= {j for j in (k - 1, k, k + 1) if 0 <= j < n}
+    return sorted(rows)
+
+
+def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | Path | None = None,
+               mode: str = MIN_ENERGY, params: GpuDvfsParams | None = None,
+               max_slowdown: float | None = None, max_rows: int = 30) -> str:
+    """A text table of the modelled energy/time curve over SM clocks, with the chosen point.
+
+    Args:
+        measurement: the default-clock measurement of one network.
+        device: an open NVML device (`nasenergy.hardware.nvml.NvmlDevice`) whose supported clocks
+            are used instead of the parameter set's (read only; clocks are not changed).
+        png_path: also write a plot of energy and throughput against clock there.
+        mode: ``min-energy`` | ``bounded-slowdown`` | ``min-edp``.
+        params: DVFS parameters; default: the shipped set matching ``measurement.device_name``.
+        max_slowdown: for ``bounded-slowdown``, the largest throughput loss (fraction).
+        max_rows: rows of the table (clocks are thinned, keeping the marked ones).
+
+    Returns:
+        The table; ``*`` marks the chosen clock and ``d`` the default clock.
+    """
+    clocks = device.supported_graphics_clocks_mhz() if device is not None else None
+    opt = optimal_clock_for(measurement, params=params, mode=mode, max_slowdown=max_slowdown,
+                            clocks_mhz=clocks)
+    p, obs, default = _setup(measurement, params)
+    curve = DvfsModel(p).curve(obs, clocks)
+    f = curve.clocks_mhz
+    i_best = int(np.argmin(np.abs(f - opt.sm_clock_mhz)))
+    i_def = int(np.argmin(np.abs(f - default.sm_clock_mhz)))
+    lines = [
+        f"DVFS curve of one network on {measurement.device_name} ({measurement.precision}, "
+        f"batch {measurement.batch_size}); parameter set {p.name} ({p.provenance})",
+        f"source: default clock {default.sm_clock_mhz:g} MHz {measurement.source}; "
+        "other clocks modelled",
+    ]
+    if opt.caveat:
+        lines.append(f"caveat: {opt.caveat}")
+    lines += [
+        f"mode {mode}: best {opt.sm_clock_mhz:g} MHz, energy {opt.energy_j_per_img * 1e3:.4g} mJ/img "
+        f"({opt.energy_saving_frac * 100:+.1f}% saved vs default), throughput "
+        f"{opt.throughput_change_frac * 100:+.1f}%, {opt.n_probes} probes",
+        "",
+        f"{'':2}{'clock_mhz':>9} {'time_us_per_img':>16} {'throughput_img_per_s':>21} "
+        f"{'power_w':>8} {'energy_mj_per_img':>18} {'vs_default':>10}",
+    ]
+    e_def = default.energy_j_per_img
+    for i in _rows_to_show(len(f), {i_best, i_def}, max_rows):
+        mark = ("*" if i == i_best else "") + ("d" if i == i_def else "")
+        e = curve.energy_j_per_img[i]
+        lines.append(f"{mark:2}{f[i]:9.0f} {curve.time_s_per_img[i] * 1e6:16.5g} "
+                     f"{1.0 / curve.time_s_per_img[i]:21.6g} {curve.power_w[i]:8.1f} "
+                     f"{e * 1e3:18.5g} {(e / e_def - 1) * 100:+9.1f}%")
+    text = "\n".join(lines)
+    if png_path is not None:
+        _plot(curve.clocks_mhz, curve.energy_j_per_img, 1.0 / curve.time_s_per_img, opt,
+              Path(png_path), f"{measurement.device_name}: modelled DVFS curve ({p.name})")
+    return text
+
+
+def _plot(f: np.ndarray, e: np.ndarray, thr: np.ndarray, opt: OptimalClock, path: Path,
+          title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(f, e * 1e3, color="tab:blue", label="energy per image (modelled)")
+    ax.scatter([opt.default.sm_clock_mhz], [opt.default.energy_j_per_img * 1e3], color="black",
+               zorder=3, label=f"default clock ({opt.default.source})")
+    ax.scatter([opt.sm_clock_mhz], [opt.energy_j_per_img * 1e3], color="tab:red", zorder=3,
+               label=f"chosen: {opt.sm_clock_mhz:g} MHz ({opt.mode})")
+    ax.set_xlabel("SM clock (MHz)")
+    ax.set_ylabel("energy per image (mJ)")
+    ax2 = ax.twinx()
+    ax2.plot(f, thr, color="tab:gray", linestyle="--", label="throughput (modelled)")
+    ax2.set_ylabel("throughput (img/s)")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper center")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,59 @@
+"""The space-profiling script's order, resume and merge logic (no GPU needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from nasenergy.hardware.recorded import read_profile
+from nasenergy.testing import write_fake_profile
+
+_SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "profile_tss_space.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("profile_tss_space", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_class_order_is_every_class_once_and_seeded(script, tss):
+    order = script.class_order(tss, seed=0)
+    assert len(order) == len(set(order)) == 6466
+    assert all(tss.canonical(a) == a for a in order[:50])
+    assert script.class_order(tss, seed=0)[:20] == order[:20]
+    assert script.class_order(tss, seed=1)[:20] != order[:20]
+
+
+def test_merge_is_idempotent_and_drops_partial_rows(script, tss, tmp_path):
+    archs = [tss.arch_at(i) for i in range(0, 60, 5)]
+    a = write_fake_profile(tmp_path / "chunk_a.csv", archs[:7], space=tss)
+    b = write_fake_profile(tmp_path / "chunk_b.csv", archs[4:], space=tss)
+    with open(b, "a") as f:
+        f.write("|nor_conv_3x3~0|+|partial")          # a run killed mid-write
+    profile = tmp_path / "profile.csv.gz"
+    assert script.main(["merge", str(a), str(b), "--profile", str(profile)]) == 0
+    first = profile.read_bytes()
+    assert script.main(["merge", str(a), str(b), "--profile", str(profile)]) == 0
+    assert profile.read_bytes() == first
+    rows = read_profile(profile)
+    keys = [r["canonical_arch"] for r in rows]
+    assert len(keys) == len(set(keys)) == len({tss.canonical(x) for x in archs})
+    assert [int(r["arch_index"]) for r in rows] == sorted(int(r["arch_index"]) for r in rows)
+    assert len(script.complete_rows(b)) == len(archs) - 4
+
+
+def test_existing_profile_rows_win(script, tss, tmp_path):
+    from nasenergy.testing import FakeMeter
+
+    arch = [tss.arch_at(3)]
+    profile = write_fake_profile(tmp_path / "p.csv.gz", arch, space=tss)
+    chunk = write_fake_profile(tmp_path / "chunk_x.csv", arch, space=tss,
+                               meter=FakeMeter(idle_power_w=99.0))
+    before = profile.read_bytes()
+    assert script.main(["merge", str(chunk), "--profile", str(profile)]) == 0
+    assert profile.read_bytes() == before
