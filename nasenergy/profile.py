@@ -71,6 +71,12 @@ def _pct(value: float | None) -> str:
     return "unavailable" if value is None else f"{100 * value:.2f} %"
 
 
+def _flops_rate(flops_per_s: float) -> str:
+    if flops_per_s >= 1e12:
+        return f"{flops_per_s / 1e12:.1f} TFLOP/s"
+    return f"{flops_per_s / 1e9:.1f} GFLOP/s"
+
+
 def format_measurement(m: Measurement) -> str:
     """A human-readable table of every figure of `m`, with units."""
     e = m.energy_j_per_img
@@ -84,7 +90,7 @@ def format_measurement(m: Measurement) -> str:
         ("latency", f"{m.latency_ms_per_batch:.3f} ms/batch"),
         ("FLOPs per image", f"{m.flops_per_img / 1e6:.2f} MFLOP ({m.macs_per_img / 1e6:.2f} MMAC)"),
         ("parameters", f"{m.params:,}"),
-        ("peak", f"{m.peak_flops_per_s / 1e12:.1f} TFLOP/s ({m.peak_source})"),
+        ("peak", f"{_flops_rate(m.peak_flops_per_s)} ({m.peak_source})"),
         ("utilization", _pct(m.utilization)),
         ("energy per image", energy),
         ("average power", _fmt(m.avg_power_w, ".1f", "W")),

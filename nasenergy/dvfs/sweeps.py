@@ -75,7 +75,8 @@ class Sweep:
         """Build a sweep from unsorted arrays (sorted by clock here)."""
         f, t, p = (np.asarray(list(x), dtype=float) for x in (clocks_mhz, time_s, power_w))
         order = np.argsort(f)
-        return cls(gpu, workload, tuple(f[order]), tuple(t[order]), tuple(p[order]), **kw)  # type: ignore[arg-type]
+        return cls(gpu, workload, *(tuple(float(v) for v in a[order]) for a in (f, t, p)),
+                   **kw)  # type: ignore[arg-type]
 
     @property
     def f(self) -> np.ndarray:
@@ -216,6 +217,6 @@ def write_sweeps_csv(sweeps: Iterable[Sweep], path: str | Path) -> Path:
             for i, (f, t, pw) in enumerate(zip(s.clocks_mhz, s.time_s, s.power_w)):
                 top = i == len(s.clocks_mhz) - 1
                 acts = [getattr(s, k) for k in _ACTIVITY]
-                w.writerow([s.gpu, s.workload, repr(f), repr(t), repr(pw),
-                            *("" if not top or a is None else repr(a) for a in acts)])
+                w.writerow([s.gpu, s.workload, *(repr(float(v)) for v in (f, t, pw)),
+                            *("" if not top or a is None else repr(float(a)) for a in acts)])
     return p

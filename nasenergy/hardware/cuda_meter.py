@@ -288,6 +288,12 @@ class CudaMeter:
             channels_last = dtype in (torch.float16, torch.bfloat16) and has_conv(model)
         fmt = torch.channels_last if channels_last else torch.contiguous_format
         clocks: list[float] = []
+
+        def sample_clock() -> None:
+            clock = self._sm_clock()
+            if clock is not None:
+                clocks.append(clock)
+
         try:
             with precision_flags(precision, cudnn_benchmark=self.cudnn_benchmark), \
                     torch.inference_mode():
@@ -301,9 +307,7 @@ class CudaMeter:
                 counted: list[Any] = []
 
                 def while_timed() -> None:
-                    clock = self._sm_clock()
-                    if clock is not None:
-                        clocks.append(clock)
+                    sample_clock()
                     counted.append(count_model(model, shape, run_on=net))
 
                 times = self._time_repeats(step, steps, self.n_repeats, while_timed)
@@ -313,16 +317,10 @@ class CudaMeter:
                 if source is not None:
                     backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
-
-                    def on_edge() -> None:
-                        clock = self._sm_clock()
-                        if clock is not None:
-                            clocks.append(clock)
-
                     windows = run_energy_windows(
                         source, workload, time.perf_counter, n_windows=self.energy_repeats,
                         min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
-                        on_edge=on_edge)
+                        on_edge=sample_clock)
                 torch.cuda.synchronize(self.device)
                 del step, keep, net, x
         except torch.cuda.OutOfMemoryError:
