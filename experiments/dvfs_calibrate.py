@@ -93,6 +93,46 @@ def plot_fit(cal: Calibration, key: str, path: Path, n_show: int = 8) -> None:
     plt.close(fig)
 
 
+def readme(rows: list[dict], sets: dict[str, GpuDvfsParams]) -> str:
+    cols = list(rows[0])
+    lines = [
+        "# DVFS model parameters fitted to published clock sweeps",
+        "",
+        "Produced by `python experiments/dvfs_calibrate.py`, which also writes the shipped "
+        "parameter files `nasenergy/dvfs/params/*.json`. The sweeps are measurements published "
+        "by others (see `nasenergy/dvfs/published.py` and the data folder's PROVENANCE.md); "
+        "nothing here was measured by this project. Equations: `nasenergy/dvfs/model.py`.",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    calibrated = [p for p in sets.values() if p.provenance == "calibrated"]
+    knees = ", ".join(f"{p.name} {p.knee_clock_mhz / p.max_clock_mhz:.2f}" for p in calibrated)
+    lines += [
+        "",
+        "`power_rms_frac`: RMS relative error of modelled board power over every sweep point; "
+        "`time_rms_frac`: of modelled time with each workload's alpha fitted; `energy_rms_log`: "
+        "RMS of log(modelled / measured energy). These are in-sample fits; the out-of-sample "
+        "test is `results/dvfs_validation`. `fit_<name>.png` shows measured and modelled energy "
+        "curves of a few workloads per GPU.",
+        "",
+        f"Voltage knee as a fraction of the highest clock: {knees}.",
+        "",
+        f"**H200**: {sets['h200'].caveat}.",
+        "",
+        "## Sources of the constants",
+        "",
+    ]
+    for p in sets.values():
+        lines.append(f"### {p.name}")
+        lines += [f"* `{k}`: {v}" for k, v in p.sources]
+        if p.caveat:
+            lines.append(f"* caveat: {p.caveat}")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params-dir", type=Path, default=ROOT / "nasenergy" / "dvfs" / "params")
@@ -137,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
+        (args.results_dir / "README.md").write_text(readme(rows, written))
     except NasEnergyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -305,7 +305,10 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
         for r_i, epochs in enumerate(EPOCHS):
             ax = axes[r_i][c]
             col = ACCURACY_COLUMNS[(dataset, epochs)]
-            ax.scatter(j.class_values["utilization"], j.class_values[col], s=3, alpha=0.35, linewidths=0)
+            u = j.class_values["utilization"]
+            ax.scatter(u, j.class_values[col], s=3, alpha=0.35, linewidths=0)
+            if np.nanmin(u) > 0 and np.nanmax(u) / np.nanmin(u) > 30:
+                ax.set_xscale("log")
             ax.set_title(f"{dataset}, {epochs} epochs (Spearman ρ = {rho[(dataset, epochs)]:.3f})", fontsize=9)
             ax.set_xlabel(f"utilization ({profile.source}, input {j.profile_input_shape})", fontsize=8)
             ax.set_ylabel("test accuracy, % (recorded, NATS-Bench)", fontsize=8)

@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -144,7 +144,6 @@ def non_dominated_mask(points: np.ndarray | Sequence[Sequence[float]], senses: S
         points are all kept; rows with NaN are ``False`` and dominate nothing.
     """
     pts = to_minimization(points, senses)
-    n = len(pts)
     valid = ~np.isnan(pts).any(axis=1)
     mask = valid.copy()
     vp = pts[valid]
@@ -158,7 +157,6 @@ def non_dominated_mask(points: np.ndarray | Sequence[Sequence[float]], senses: S
         lt = np.any(vp[None, :, :] < chunk[:, None, :], axis=2)
         dominated = np.any(le & lt, axis=1)
         mask[idx[start : start + block]] = ~dominated
-    assert mask.shape == (n,)
     return mask
 
 
@@ -300,7 +298,8 @@ class ParetoFront:
     def __len__(self) -> int:
         return len(self._points)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[Hashable | None, tuple[float, ...]]]:
+        """Pairs ``(key, point)`` in row order."""
         return iter(zip(self._keys, (tuple(map(float, p)) for p in self._points)))
 
     def dominating_index(self, point: Sequence[float]) -> int | None:

@@ -12,22 +12,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
-
 from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.search.cli import OneLineParser
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.plot``."""
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m nasenergy.plot",
         description="Redraw search runs' plots from their CSV files; with several runs, overlay their "
         "hypervolume curves in hypervolume_comparison.png.",

@@ -46,6 +46,15 @@ def _sources(rows: Sequence[Mapping[str, Any]], col: str) -> str:
     return ", ".join(f"{k} ({n})" for k, n in sorted(counts.items())) or "–"
 
 
+def _parts(env: Mapping[str, Any]) -> str:
+    """The workers' parts (meter, oracle, DVFS), each distinct line once."""
+    seen: dict[str, None] = {}
+    for info in (env.get("workers") or {}).values():
+        for key, value in (info.get("parts") or {}).items():
+            seen[f"{key} {value}"] = None
+    return "; ".join(seen) or "–"
+
+
 def render_report(record: RunRecord, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
@@ -100,6 +109,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "",
         "## Provenance",
         "",
+        f"- parts: {_parts(record.env)}",
         f"- cheap measurement: {_sources(measured, 'measure_source')} on {_sources(measured, 'measure_device')}",
         f"- accuracy: {_sources(evaluated, 'accuracy_source')}, split {_sources(evaluated, 'accuracy_split')}, "
         f"schedule {_sources(evaluated, 'accuracy_schedule')} epochs",

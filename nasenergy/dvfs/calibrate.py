@@ -16,6 +16,7 @@ Calibration, for one GPU and a set of workload sweeps:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -76,8 +77,6 @@ class Calibration:
 
 
 def _shape_params(base: GpuDvfsParams, shape: Sequence[float]) -> GpuDvfsParams:
-    import dataclasses
-
     ps, knee, vfl, q, beta = (float(x) for x in shape)
     return dataclasses.replace(base, static_power_w=ps, knee_clock_mhz=knee, v_floor=vfl,
                                v_exponent=q, per_cycle_share=beta)
@@ -233,8 +232,6 @@ def calibrate(
     t_err = np.concatenate([
         time_ratio(s.f, s.default_clock_mhz, alphas[s.workload], p_best) / (s.t / s.t[-1]) - 1.0
         for s in sweeps])
-    import dataclasses
-
     params = dataclasses.replace(
         shaped, overlap_exponent=p_best, alpha_predictors=tuple(predictors),
         fit=(("n_sweeps", float(len(sweeps))), ("power_rms_frac", shape.rms_frac),

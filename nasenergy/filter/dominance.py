@@ -18,7 +18,7 @@ therefore lost only when its true accuracy exceeds its conformal upper bound (pr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,6 +32,7 @@ from nasenergy.filter.records import (
     OBJECTIVE_SENSES,
     Decision,
     FilterError,
+    Observation,
     check_objectives,
 )
 from nasenergy.measurement import Measurement
@@ -104,7 +105,10 @@ class DominanceFilter(UtilizationFilter):
         if energy_bound is None:
             energy_bound = ScaledBound()
         elif isinstance(energy_bound, dict):
-            energy_bound = ScaledBound(**energy_bound)
+            try:
+                energy_bound = ScaledBound(**energy_bound)
+            except TypeError as exc:
+                raise FilterError(f"bad energy_bound fields: {exc}") from None
         if not callable(energy_bound):
             raise FilterError("energy_bound must be callable (measurement -> optimistic figures)")
         self.energy_bound = energy_bound
@@ -150,12 +154,21 @@ class DominanceFilter(UtilizationFilter):
             )
         n_at_fit = state.get("n_at_fit")
         if n_at_fit:
+            if not 2 <= int(n_at_fit) <= self.n_observed:
+                raise FilterError(f"corrupt saved filter: model fitted on {n_at_fit} of {self.n_observed} evaluations")
             self._fit_model(int(n_at_fit))
 
     def _validate_observations(self) -> None:
         n_extra_features(self._observations)
 
     # ----- model --------------------------------------------------------------------------
+    def fit(self, sample: Iterable[Observation]) -> DominanceFilter:
+        """Replace the evaluated candidates by ``sample``; the model is refitted before the next
+        decision. Returns self."""
+        super().fit(sample)
+        self._model, self._n_at_fit = None, 0
+        return self
+
     def _fit_model(self, n: int) -> None:
         obs = self._observations[:n]
         model = CVPlusRegressor(self.estimator, self.estimator_params, self.n_folds, self.seed)

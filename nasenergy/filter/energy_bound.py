@@ -3,9 +3,9 @@
 A front scored at each network's energy-optimal clock must be compared with the candidate's
 figures at *its* optimal clock, which are not measured yet. The dominance filter therefore asks an
 injected bound for figures no worse than the truth: a lower bound on energy per image and an upper
-bound on throughput. Any callable ``bound(measurement)`` returning an `OptimisticFigures` (or a
-``(energy_j_per_img_lower, throughput_img_per_s_upper)`` pair) will do, e.g. one built on the DVFS
-model; `ScaledBound` is the dependency-free default.
+bound on throughput. Any callable ``bound(measurement)`` returning an `OptimisticFigures`, a
+``(energy_j_per_img_lower, throughput_img_per_s_upper)`` pair or just the energy lower bound will
+do, e.g. ``nasenergy.dvfs.optimistic_energy_bound``; `ScaledBound` is the dependency-free default.
 """
 
 from __future__ import annotations
@@ -86,12 +86,15 @@ def optimistic_figures(bound: EnergyBound, measurement: Measurement) -> Optimist
     """Call ``bound`` and normalise its answer to `OptimisticFigures`.
 
     Accepts an `OptimisticFigures`, any object with ``energy_j_per_img_lower`` and
-    ``throughput_img_per_s_upper`` attributes, or a pair ``(energy lower, throughput upper)``.
-    ``None`` energy becomes NaN.
+    ``throughput_img_per_s_upper`` attributes, a pair ``(energy lower, throughput upper)``, or a
+    single number: an energy lower bound, the throughput bound then being the measured throughput
+    (a clock at or below the default one does not speed a network up). ``None`` energy becomes NaN.
     """
     out = bound(measurement)
     if hasattr(out, "energy_j_per_img_lower") and hasattr(out, "throughput_img_per_s_upper"):
         e, t = out.energy_j_per_img_lower, out.throughput_img_per_s_upper
+    elif out is None or isinstance(out, (int, float)):
+        e, t = out, measurement.throughput_img_per_s
     else:
         try:
             e, t = out

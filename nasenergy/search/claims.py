@@ -174,7 +174,7 @@ class ClaimStore:
         self.lease_s = float(lease_s)
         self._sqlite = url.startswith("sqlite")
         if self._sqlite:
-            self._engine = sa.create_engine(url, connect_args={"timeout": 120}, poolclass=sa.pool.NullPool)
+            self._engine = sa.create_engine(url, connect_args={"timeout": 120})
             sa.event.listen(self._engine, "connect", _sqlite_on_connect)
             sa.event.listen(self._engine, "begin", _sqlite_begin_immediate)
         else:
@@ -353,15 +353,16 @@ class ClaimStore:
             conn.execute(_cells.insert().values(study=self.study, updated_at=now, **dataclasses.asdict(cell)))
             return ClaimResult("claimed", cell)
 
-    def record_filtered(self, canonical: str, arch: str, trial_number: int) -> bool:
-        """Remember a filtered network (no slot). Returns whether it was new to the study."""
+    def record(self, canonical: str, arch: str, trial_number: int, status: Literal["filtered", "failed"]) -> bool:
+        """Remember a network that takes no slot: filtered, or failed before any claim (e.g. its
+        cheap measurement failed). Returns whether it was new to the study."""
         with self._locked() as (conn, _, now):
             exists = conn.execute(
                 sa.select(_cells.c.status).where(_cells.c.study == self.study, _cells.c.canonical == canonical)
             ).one_or_none()
             if exists is not None:
                 return False
-            cell = Cell(canonical, arch, FILTERED, trial_number, self.worker_id)
+            cell = Cell(canonical, arch, status, trial_number, self.worker_id)
             conn.execute(_cells.insert().values(study=self.study, updated_at=now, **dataclasses.asdict(cell)))
             return True
 
@@ -509,9 +510,12 @@ class Heartbeat:
 
 def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN IMMEDIATE instead of pysqlite's deferred BEGIN;
-    # WAL lets readers run beside the one writer.
+    # WAL lets readers run beside the one writer;
+    # synchronous=NORMAL: a committed claim survives any crash of the process (kill -9 included);
+    # only a power cut may lose the last few.
     dbapi_conn.isolation_level = None
     dbapi_conn.execute("PRAGMA journal_mode=WAL")
+    dbapi_conn.execute("PRAGMA synchronous=NORMAL")
 
 
 def _sqlite_begin_immediate(conn: sa.Connection) -> None:

@@ -46,7 +46,7 @@ examples:
 """
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line: ``error: <message>`` and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
@@ -66,7 +66,7 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.search``."""
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m nasenergy.search",
         description=_DESCRIPTION,
         epilog=_EPILOG,
@@ -166,16 +166,16 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
+    resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
     try:
         config = config_from_args(args)
-        summary = run_search(
-            config,
-            components_factory=components_factory,
-            resume_command=" ".join(["python -m nasenergy.search", *map(shlex.quote, argv)]),
-        )
+        summary = run_search(config, components_factory=components_factory, resume_command=resume_command)
     except NasEnergyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # a Ctrl-C outside the workers' handling (start-up, writing files)
+        print(f"interrupted; resume with:\n  {resume_command}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if summary.stop_reason == "interrupted":
         print(
             f"interrupted: {summary.evaluated} of {summary.budget} full evaluations done; files in "

@@ -83,7 +83,7 @@ class SearchConfig:
     benchmark: str | None = None
     hardware: str = "auto"
     precision: str = "fp16"
-    batch_size: int = 256
+    batch_size: int = 1024
     filter: str = "dominance"
     target_recall: float = 0.95
     dvfs: str = "auto"

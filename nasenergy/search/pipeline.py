@@ -75,8 +75,8 @@ class Worker:
     Args:
         config: the run's settings.
         study: the Optuna study (already created, with the run's directions).
-        components: space, meter, oracle, filter and DVFS backend.
         storage: the study's Optuna storage object.
+        components: space, meter, oracle, filter and DVFS backend.
         claims: this worker's claim store (registered, heartbeat running).
         stop: set to stop after the current candidate.
         on_candidate: called with each candidate's outcome (e.g. to update a progress bar).
@@ -151,11 +151,17 @@ class Worker:
             cell = self.claims.lookup(canonical)
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
-            measurement = self.parts.measure(arch)
+            try:
+                measurement = self.parts.measure(arch)
+            except NasEnergyError as exc:
+                if not is_candidate_error(exc):
+                    raise
+                self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
+                return self._tell(trial.number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
             decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
-            self._trials.set_attrs(trial.number, {tr.MEASUREMENT: measurement.to_dict(), tr.DECISION: decision.to_dict()})
+            trial.set_user_attr(tr.CHEAP, tr.cheap_attr(measurement, decision))
             if not decision.admit:
-                self.claims.record_filtered(canonical, str(arch), trial.number)
+                self.claims.record(canonical, str(arch), trial.number, FILTERED)
                 return self._tell(trial.number, "filtered", self._states.PRUNED)
             claim = self.claims.claim(canonical, str(arch), trial.number)
             if claim.kind == "exists":
@@ -164,21 +170,15 @@ class Worker:
                 return self._tell(trial.number, "over_budget", self._states.FAIL)
             return self._evaluate(trial.number, arch, canonical, measurement)
         except NasEnergyError as exc:
-            if not is_candidate_error(exc):
-                self._abandon(trial.number, str(exc))
-                raise
-            return self._tell(trial.number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
+            self._abandon(trial.number, str(exc))
+            raise
         except BaseException as exc:
             self._abandon(trial.number, f"{type(exc).__name__}: {exc}".strip())
             raise
 
-    def _evaluate(self, number: int, arch: Any, canonical: str, measurement: Measurement | None) -> str:
-        """Steps 5-7 for a claimed network (measuring it first if ``measurement`` is ``None``);
-        closes the claim whatever happens."""
+    def _evaluate(self, number: int, arch: Any, canonical: str, measurement: Measurement) -> str:
+        """Steps 5-7 for a claimed network; closes the claim whatever happens."""
         try:
-            if measurement is None:
-                measurement = self.parts.measure(arch)
-                self._trials.set_attrs(number, {tr.MEASUREMENT: measurement.to_dict()})
             evaluation = self.parts.oracle.evaluate(arch, self.config.dataset)
             clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
@@ -191,11 +191,9 @@ class Worker:
         except BaseException:
             self.claims.release(canonical)
             raise
-        attrs = {tr.EVALUATION: evaluation.as_dict(), tr.SCORED: scored}
-        if clock is not None:
-            attrs[tr.DVFS] = tr.dvfs_attrs(clock)
         values = [scored[o.column] for o in self.objectives]
-        outcome = self._tell(number, "evaluated", self._states.COMPLETE, attrs, values)
+        result = {tr.RESULT: tr.result_attr(evaluation, scored, clock)}
+        outcome = self._tell(number, "evaluated", self._states.COMPLETE, result, values)
         self.claims.finish(canonical, DONE, trial_number=number)
         return outcome
 
@@ -210,8 +208,8 @@ class Worker:
             thr_source = energy_source = measurement.source
         if "energy" in self.config.objectives and (energy is None or not math.isfinite(float(energy))):
             raise EnergyUnavailableError(
-                f"energy per image is unavailable from the {measurement.device_name} meter "
-                f"({measurement.energy_basis}); use a DVFS backend (--dvfs modelled) or leave energy out of --objectives"
+                f"energy per image is unavailable from the {measurement.device_name} meter; leave energy "
+                "out of --objectives (e.g. --objectives accuracy,throughput) or measure on a GPU"
             )
         return {
             "accuracy_pct": float(evaluation.accuracy_pct),
@@ -257,8 +255,9 @@ class Worker:
             number = self._trials.create_running_copy(original, keep)
         identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.parts.space.index(arch))
         self._trials.set_attrs(number, {tr.CANDIDATE: identity})
-        stored = original.user_attrs.get(tr.MEASUREMENT)
-        measurement = Measurement.from_dict(stored) if stored else None  # the one the filter admitted
+        stored = tr.measurement_of(original)
+        # The measurement the filter admitted (a claim is only made after it is stored).
+        measurement = Measurement.from_dict(stored) if stored else self.parts.measure(arch)
         self._evaluate(number, arch, cell.canonical, measurement)
 
     # ---------------------------------------------------------------- helpers
@@ -292,8 +291,8 @@ class Worker:
             if t.user_attrs.get(tr.OUTCOME) != "evaluated":
                 continue
             self._observed.add(t.number)
-            scored = t.user_attrs.get(tr.SCORED, {})
-            measurement = Measurement.from_dict(t.user_attrs[tr.MEASUREMENT])
+            scored = tr.scored_of(t)
+            measurement = Measurement.from_dict(tr.measurement_of(t))
             self.parts.filter.observe(
                 measurement,
                 scored["accuracy_pct"],

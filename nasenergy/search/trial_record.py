@@ -1,16 +1,15 @@
 """How a candidate is stored on its Optuna trial (user attributes) and read back as a CSV row.
 
-User attributes of a candidate's trial (few and JSON, since each is one write to the storage):
+User attributes of a candidate's trial (few, since each is one write to the storage; all JSON):
 
 * ``candidate``: ``{"worker", "arch", "canonical", "arch_index"}``: who handles it and what it is.
+* ``cheap``: ``{"measurement": Measurement.to_dict(), "decision": Decision.to_dict()}``: the
+  cheap measurement at the default clock and the filter's decision.
+* ``result``: ``{"evaluation": Evaluation.as_dict(), "scored": {...}, "dvfs": {...}}``: the full
+  evaluation, the objective figures told to Optuna (by column, with their sources) and the
+  energy-optimal clock (`dvfs_attrs`; absent with ``--dvfs none``).
 * ``outcome``: see `nasenergy.search.run_files.OUTCOMES`; ``duplicate_of``: the trial whose
-  result a duplicate repeats.
-* ``measurement``: `Measurement.to_dict()` of the cheap measurement at the default clock.
-* ``decision``: the filter's `Decision.to_dict()`.
-* ``evaluation``: the accuracy oracle's `Evaluation.as_dict()`.
-* ``dvfs``: the energy-optimal clock (`dvfs_attrs`), absent with ``--dvfs none``.
-* ``scored``: the objective figures told to Optuna, by column, with their sources.
-* ``error``: one line, for failed candidates.
+  result a duplicate repeats; ``error``: one line, for failed candidates.
 
 optuna-dashboard shows them, and any process can rebuild the rows from them.
 """
@@ -22,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
-CANDIDATE, OUTCOME, DUPLICATE_OF, ERROR = "candidate", "outcome", "duplicate_of", "error"
-MEASUREMENT, DECISION, EVALUATION, DVFS, SCORED = "measurement", "decision", "evaluation", "dvfs", "scored"
+    from nasenergy.measurement import Measurement
+
+CANDIDATE, CHEAP, RESULT = "candidate", "cheap", "result"
+OUTCOME, DUPLICATE_OF, ERROR = "outcome", "duplicate_of", "error"
 IDENTITY_ATTRS: tuple[str, ...] = (CANDIDATE, OUTCOME, DUPLICATE_OF)
 """Attributes of the candidate itself; a duplicate copies every other attribute of the trial it
 repeats."""
@@ -34,9 +35,32 @@ def candidate_attr(worker: str, arch: Any, canonical: str, arch_index: int) -> d
     return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index)}
 
 
+def cheap_attr(measurement: "Measurement", decision: Any) -> dict[str, Any]:
+    """The ``cheap`` attribute."""
+    return {"measurement": measurement.to_dict(), "decision": decision.to_dict()}
+
+
+def result_attr(evaluation: Any, scored: dict[str, Any], clock: Any) -> dict[str, Any]:
+    """The ``result`` attribute (``clock``: an `OptimalClock` or ``None``)."""
+    out = {"evaluation": evaluation.as_dict(), "scored": scored}
+    if clock is not None:
+        out["dvfs"] = dvfs_attrs(clock)
+    return out
+
+
 def worker_of(trial: "FrozenTrial") -> str | None:
     """The id of the worker handling ``trial``, if it has said."""
     return (trial.user_attrs.get(CANDIDATE) or {}).get("worker")
+
+
+def measurement_of(trial: "FrozenTrial") -> dict[str, Any] | None:
+    """The stored cheap measurement of ``trial`` (a `Measurement.to_dict`), if any."""
+    return (trial.user_attrs.get(CHEAP) or {}).get("measurement")
+
+
+def scored_of(trial: "FrozenTrial") -> dict[str, Any]:
+    """The objective figures told for ``trial`` (empty if none)."""
+    return (trial.user_attrs.get(RESULT) or {}).get("scored") or {}
 
 
 def dvfs_attrs(clock: Any) -> dict[str, Any]:
@@ -64,11 +88,10 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
     """The ``candidates.csv`` row of one trial (see `nasenergy.search.run_files.CANDIDATE_COLUMNS`)."""
     a = trial.user_attrs
     who = a.get(CANDIDATE) or {}
-    m = a.get(MEASUREMENT) or {}
-    d = a.get(DECISION) or {}
-    e = a.get(EVALUATION) or {}
-    c = a.get(DVFS) or {}
-    s = a.get(SCORED) or {}
+    cheap = a.get(CHEAP) or {}
+    m, d = cheap.get("measurement") or {}, cheap.get("decision") or {}
+    result = a.get(RESULT) or {}
+    e, c, s = result.get("evaluation") or {}, result.get("dvfs") or {}, result.get("scored") or {}
     state = trial.state.name
     outcome = a.get(OUTCOME) or ("running" if state == "RUNNING" else "abandoned")
     return {

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation
 from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams
 from nasenergy.dvfs.sweeps import Sweep

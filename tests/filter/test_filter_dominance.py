@@ -118,6 +118,13 @@ def test_energy_bound_is_applied() -> None:
     assert d.throughput_img_per_s_upper == pytest.approx(1.1 * m.throughput_img_per_s)
     flt3, _ = _fitted(energy_bound=lambda meas: OptimisticFigures(1.0, 2.0))
     assert flt3.admit(m, []).throughput_img_per_s_upper == 2.0
+    flt4, _ = _fitted(energy_bound=lambda meas: 0.25 * meas.energy_j_per_img)  # energy only
+    d4 = flt4.admit(m, [])
+    assert d4.energy_j_per_img_lower == pytest.approx(0.25 * m.energy_j_per_img)
+    assert d4.throughput_img_per_s_upper == m.throughput_img_per_s
+    flt5, _ = _fitted(energy_bound=lambda meas: "nonsense")
+    with pytest.raises(FilterError):
+        flt5.admit(m, [])
 
 
 def test_features_must_match_the_training_layout() -> None:
@@ -163,3 +170,12 @@ def test_search_keeps_most_of_the_front_and_skips_work() -> None:
     lost = len(true_front & set(skipped))
     assert len(skipped) > 0.2 * len(pool)
     assert lost <= 0.2 * len(true_front)
+
+
+def test_fit_replaces_the_model() -> None:
+    a = synthetic_observations(40, seed=30)
+    b = [dataclasses.replace(o, accuracy=o.accuracy - 30.0) for o in a]
+    flt = DominanceFilter(min_fit=20, estimator_params={"n_estimators": 20}).fit(a)
+    before = flt.predict_accuracy(a[0].measurement)
+    after = flt.fit(b).predict_accuracy(a[0].measurement)
+    assert after.predicted == pytest.approx(before.predicted - 30.0, abs=1.0)

@@ -86,3 +86,22 @@ def start_search(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, str(script), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def dashboard_get(storage: Any, path: str) -> dict:
+    """GET ``path`` from optuna-dashboard's WSGI app over ``storage`` (a URL, a journal path or a
+    storage object); the parsed JSON body. Skips the test without optuna-dashboard."""
+    import json
+    import wsgiref.util
+
+    import pytest
+
+    optuna_dashboard = pytest.importorskip("optuna_dashboard")
+    app = optuna_dashboard.wsgi(storage)
+    environ: dict = {}
+    wsgiref.util.setup_testing_defaults(environ)
+    environ["PATH_INFO"] = path
+    status: list[str] = []
+    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
+    assert status[0].startswith("200"), status
+    return json.loads(body)

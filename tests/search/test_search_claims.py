@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from nasenergy.search.claims import DONE, FAILED, RUNNING, BudgetMismatchError, ClaimStore
+from nasenergy.search.claims import DONE, FAILED, FILTERED, RUNNING, BudgetMismatchError, ClaimStore
 
 SETTINGS = {"space": "tss", "objectives": ["accuracy", "energy"]}
 
@@ -39,11 +39,12 @@ def test_claim_exists_budget_full_and_release(db_url, unique_name):
     assert s.claim("C", "c", 3).kind == "claimed"
     assert s.finish("A", DONE)
     assert s.finish("C", FAILED)  # a failure frees its slot too
-    assert s.record_filtered("F", "f", 4) and not s.record_filtered("F", "f", 5)
+    assert s.record("F", "f", 4, FILTERED) and not s.record("F", "f", 5, FILTERED)
+    assert s.record("G", "g", 6, FAILED) and s.lookup("G").status == FAILED
     st = s.status()
-    assert (st.budget, st.claimed, st.done, st.failed, st.filtered, st.running) == (2, 1, 1, 1, 1, 0)
+    assert (st.budget, st.claimed, st.done, st.failed, st.filtered, st.running) == (2, 1, 1, 2, 1, 0)
     assert not st.complete
-    assert s.claim("D", "d", 6).kind == "claimed" and s.finish("D", DONE)
+    assert s.claim("D", "d", 7).kind == "claimed" and s.finish("D", DONE)
     assert s.status().complete
     s.close()
 

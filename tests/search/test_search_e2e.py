@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import wsgiref.util
 from collections import Counter
 
 import pytest
 
-from fake_parts import fake_components
+from fake_parts import dashboard_get, fake_components
 from nasenergy.pareto import dominates
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
@@ -23,18 +21,6 @@ EXPECTED_FILES = (
 def _config(tmp_path, **kw) -> SearchConfig:
     base = dict(budget=24, dvfs="none", out=str(tmp_path / "run"), quiet=True, filter="threshold", target_recall=0.9)
     return SearchConfig(**{**base, **kw})
-
-
-def _dashboard_get(storage, path: str) -> dict:
-    optuna_dashboard = pytest.importorskip("optuna_dashboard")
-    app = optuna_dashboard.wsgi(storage)
-    environ: dict = {}
-    wsgiref.util.setup_testing_defaults(environ)
-    environ["PATH_INFO"] = path
-    status: list[str] = []
-    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
-    assert status[0].startswith("200"), status
-    return json.loads(body)
 
 
 def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, fake_env):
@@ -91,13 +77,13 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
     assert run.env["seed"] == 0 and run.env["versions"]["optuna"]
     assert [w["seed"] for w in run.env["workers"].values()] == [0]
 
-    # optuna-dashboard can open the journal storage and sees every trial with named objectives.
-    from nasenergy.search.storage import open_optuna_storage, resolve_storage
-
-    storage = open_optuna_storage(resolve_storage(None, tmp_path / "run"))
-    studies = _dashboard_get(storage, "/api/studies")["study_summaries"]
+    # optuna-dashboard opens the storage the printed command names, and sees every trial with
+    # named objectives.
+    program, storage = summary.dashboard_command.split(" ", 1)
+    assert program == "optuna-dashboard"
+    studies = dashboard_get(storage, "/api/studies")["study_summaries"]
     assert [s["study_name"] for s in studies] == [summary.study_name]
-    detail = _dashboard_get(storage, f"/api/studies/{studies[0]['study_id']}")
+    detail = dashboard_get(storage, f"/api/studies/{studies[0]['study_id']}")
     assert len(detail["trials"]) == summary.candidates
     assert detail["objective_names"] == ["accuracy_pct", "throughput_img_per_s", "energy_j_per_img"]
 
@@ -170,3 +156,32 @@ def test_energy_objective_without_energy_is_a_clear_error(tmp_path, fake_env, mo
     without_energy = _config(tmp_path, budget=3, filter="none", objectives=("accuracy", "throughput"),
                              study_name="no-energy", out=str(tmp_path / "r2"))
     assert run_search(without_energy, components_factory=no_energy).evaluated == 3
+
+
+def test_unmeasurable_networks_fail_once_and_cost_no_budget(tmp_path, fake_env):
+    from nasenergy.errors import NasEnergyError
+
+    class NotRecorded(NasEnergyError, LookupError):
+        exit_code = 2
+
+    def partial_profile(config):  # as a recorded profile holding only some classes
+        parts = fake_components(config)
+        measure, space = parts.measure, parts.space
+
+        def measure_some(arch):
+            if space.index(space.canonical(arch)) % 3 == 0:
+                raise NotRecorded(f"{arch} is not in the profile")
+            return measure(arch)
+
+        parts.measure = measure_some
+        return parts
+
+    summary = run_search(_config(tmp_path, budget=10, filter="none"), components_factory=partial_profile)
+    rows = load_run(tmp_path / "run").rows
+    failed = [r for r in rows if r["outcome"] == "failed"]
+    assert summary.evaluated == 10 == sum(r["outcome"] == "evaluated" for r in rows)
+    assert failed and all(r["state"] == "FAIL" and "not in the profile" in r["error"] for r in failed)
+    assert len({r["canonical"] for r in failed}) == len(failed)  # each measured (and failed) once
+    for r in rows:
+        if r["outcome"] == "duplicate" and r["canonical"] in {f["canonical"] for f in failed}:
+            assert r["state"] == "FAIL"

@@ -1,0 +1,66 @@
+"""The DVFS experiment scripts fail clearly on bad input and run on a small synthetic profile."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dvfs_helpers import make_measurement
+from nasenergy.hardware.recorded import measurement_to_row, write_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+SAVINGS = ROOT / "experiments" / "dvfs_h200_savings.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SAVINGS), *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_missing_profile_is_a_clear_error(tmp_path) -> None:
+    r = _run("--profile", str(tmp_path / "none.csv.gz"), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: H200 profile not found") and "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_savings_on_synthetic_profile(tmp_path) -> None:
+    """Synthetic H200 rows (made-up numbers) exercise the whole pipeline."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(24):
+        thr = float(rng.uniform(5e4, 9e5))
+        power = float(rng.uniform(120, 650))
+        m = make_measurement(device_name="NVIDIA H200", throughput_img_per_s=thr,
+                             avg_power_w=power, energy_j_per_img=power / thr, source="recorded")
+        rows.append(measurement_to_row(m, canonical_arch=f"|arch{i}|", arch_index=i,
+                                       driver_version="fake", torch_version="fake",
+                                       measured_at="2026-01-01T00:00:00Z"))
+    profile = tmp_path / "p.csv.gz"
+    write_profile(rows, profile)
+    out = tmp_path / "out"
+    r = _run("--profile", str(profile), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert {"per_cell.csv", "summary.csv", "README.md", "savings_hist.png"} <= {
+        p.name for p in out.iterdir()}
+    summary = list(csv.DictReader((out / "summary.csv").open()))
+    main = [s for s in summary if s["mode"] == "min-energy" and s["params"].startswith("a100")]
+    assert main and int(main[0]["n_cells"]) == 24
+    assert 0 < float(main[0]["saving_median"]) < 1
+    assert int(main[0]["max_probes"]) <= 10 and int(main[0]["search_max_steps_off"]) <= 1
+    cells = list(csv.DictReader((out / "per_cell.csv").open()))
+    assert all(c["source_best"] == "modelled" and c["source_default"] == "recorded" for c in cells)
+    assert "EXTRAPOLATED" in (out / "README.md").read_text()
+
+
+def test_too_few_cells(tmp_path) -> None:
+    m = make_measurement(device_name="NVIDIA H200", source="recorded")
+    rows = [measurement_to_row(m, canonical_arch="|a|", arch_index=0, driver_version="x",
+                               torch_version="x", measured_at="")]
+    write_profile(rows, tmp_path / "p.csv")
+    r = _run("--profile", str(tmp_path / "p.csv"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "fewer than 20" in r.stderr

@@ -1,0 +1,45 @@
+"""A tiny run of experiments/example_custom_nas_filter.py (real CPU measurement and training)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from nasenergy.filter import DominanceFilter, UtilizationFilter
+
+SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "example_custom_nas_filter.py"
+
+
+@pytest.fixture(scope="module")
+def example():
+    name = "nasenergy_experiment_example_custom_nas_filter"
+    spec = importlib.util.spec_from_file_location(name, SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        yield mod
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_example_runs_and_saves_its_filter(example, tmp_path, capsys) -> None:
+    path = tmp_path / "filter.json"
+    code = example.main(["--budget", "4", "--max-trials", "6", "--min-fit", "3", "--epochs", "1",
+                         "--threads", "1", "--save", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "4 trained" in out and "front" in out
+    flt = UtilizationFilter.load(path)
+    assert isinstance(flt, DominanceFilter) and flt.n_observed == 4
+    assert flt.objectives == ("accuracy", "throughput")
+    assert all(o.measurement.source == "measured" for o in flt.observations)
+
+
+def test_example_rejects_bad_flags(example, capsys) -> None:
+    assert example.main(["--budget", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+    assert example.main(["--target-recall", "1"]) == 2
