@@ -33,6 +33,7 @@ from nasenergy.hardware.recorded import DEFAULT_PROFILE, measurement_from_row, r
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_h200_savings"
+VALIDATION_SUMMARY = ROOT / "results" / "dvfs_validation" / "summary.csv"
 PUBLISHED = (0.196, 0.264)
 PUBLISHED_REF = ("Z. Tang, Y. Wang, Q. Wang, X. Chu, 'The Impact of GPU DVFS on the Energy and "
                  "Performance of Deep Learning: an Empirical Study', ACM e-Energy 2019 "
@@ -193,6 +194,43 @@ def _plot(per_cell: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def _published_comparison(summary: list[dict]) -> list[str]:
+    """README lines comparing the min-energy medians with the published range."""
+    lines = []
+    for s in summary:
+        if s["mode"] != MIN_ENERGY:
+            continue
+        med = float(s["saving_median"])
+        where = ("inside" if PUBLISHED[0] <= med <= PUBLISHED[1]
+                 else "above" if med > PUBLISHED[1] else "below")
+        lines.append(
+            f"* Published comparison ({s['params']}): the median modelled saving at the "
+            f"energy-optimal clock, {med:.1%}, is {where} the 19.6-26.4% Tang et al. measured for "
+            f"DNN inference on other GPUs; {float(s['share_in_published_range']):.0%} of cells fall "
+            f"inside that range, at a median throughput change of "
+            f"{float(s['throughput_change_median']):.1%}.")
+    return lines
+
+
+def _validation_lines(path: Path) -> list[str]:
+    """README lines quoting the default model's leave-one-out errors from `path` (the
+    dvfs_validation summary), or a pointer to it when it is missing."""
+    if not path.is_file():
+        return ["* Leave-one-out validation of the model on measured sweeps: "
+                "`python experiments/dvfs_validate.py` (not run here)."]
+    with path.open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["subset"] == "all" and r["variant"].startswith(
+            "model (alpha from power_frac")]
+    parts = [f"{r['gpu'].split(' (')[0]}: median regret {float(r['regret_median']):.1%}, median "
+             f"absolute energy error at the chosen clock {float(r['energy_error_abs_median']):.1%}, "
+             f"measured vs predicted median saving {float(r['true_saving_median']):.1%} vs "
+             f"{float(r['predicted_saving_median']):.1%}"
+             for r in rows if "A100" in r["gpu"] or "V100" in r["gpu"]]
+    return ["* Leave-one-out validation of the same model on measured sweeps of other GPUs "
+            "(`results/dvfs_validation`, all workloads): " + "; ".join(parts)
+            + ". On the H200 the error is unknown until a measured sweep exists."]
+
+
 def _readme(summary: list[dict], h200: GpuDvfsParams, profile: Path, skipped: int,
             rows: list[dict[str, str]]) -> str:
     drivers = sorted({r["driver_version"] for r in rows})
@@ -202,7 +240,7 @@ def _readme(summary: list[dict], h200: GpuDvfsParams, profile: Path, skipped: in
         "",
         "Produced by `python experiments/dvfs_h200_savings.py`.",
         "",
-        f"**Caveat: {h200.caveat}** The default-clock time and power of each cell are **recorded** "
+        f"**Caveat: {h200.caveat.rstrip('.')}.** The default-clock time and power of each cell are **recorded** "
         f"measurements (`{profile.name}`, driver {', '.join(drivers) or 'n/a'}, measured "
         f"{dates[0] if dates else 'n/a'} to {dates[-1] if dates else 'n/a'}); the energy at every "
         "other clock, and so every saving below, is **modelled**.",
@@ -239,9 +277,11 @@ def _readme(summary: list[dict], h200: GpuDvfsParams, profile: Path, skipped: in
         f"{h200.knee_clock_mhz / h200.max_clock_mhz:.0%} of the highest clock). The "
         "`v100-based` rows repeat the prediction with the V100 calibration carried over instead; "
         "the gap between the two is a lower bound on the extrapolation's uncertainty.",
-        "* In leave-one-out validation on measured A100/V100 sweeps (`results/dvfs_validation`) "
-        "the model's energy error at its chosen clock had a median of a few percent; on the H200 "
-        "the error is unknown until a measured sweep exists.",
+        *_published_comparison(summary),
+        *_validation_lines(VALIDATION_SUMMARY),
+        "* The spread across cells is narrow because the model sees each cell only through its "
+        "default-clock time and board power (power fraction of the limit); it is the model's "
+        "spread, not a measured one.",
         f"* Rows without board power or energy were skipped: {skipped}.",
         "* A measured H200 sweep of a few cells (`MeasuredBackend`, needs root and "
         "`--allow-clock-control`) would replace the extrapolation by a calibration.",

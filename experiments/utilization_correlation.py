@@ -48,6 +48,7 @@ ACCURACY_COLUMNS: dict[tuple[str, int], str] = {
 }
 ACCURACY_GLOBS: dict[int, str] = {12: "nb201_hp12_acc__*.csv.gz", 200: "nb201_hp200_test_acc__*.csv.gz"}
 PREDICTORS: tuple[str, ...] = ("utilization", "flops_per_img", "params")
+_N_CLASSES: dict[str, int] = {"cifar10": 10, "cifar100": 100, "ImageNet16-120": 120}
 LEVELS: tuple[str, ...] = ("cell", "class")
 CSV_COLUMNS: tuple[str, ...] = (
     "dataset",
@@ -298,6 +299,7 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     rho = {(r.dataset, r.epochs): r.spearman_rho for r in rows if r.level == "class" and r.predictor == "utilization"}
     fig, axes = plt.subplots(len(EPOCHS), len(joined), figsize=(4.2 * len(joined), 3.6 * len(EPOCHS)), squeeze=False)
@@ -305,12 +307,15 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
         for r_i, epochs in enumerate(EPOCHS):
             ax = axes[r_i][c]
             col = ACCURACY_COLUMNS[(dataset, epochs)]
-            u = j.class_values["utilization"]
+            u = 100.0 * j.class_values["utilization"]
             ax.scatter(u, j.class_values[col], s=3, alpha=0.35, linewidths=0)
             if np.nanmin(u) > 0 and np.nanmax(u) / np.nanmin(u) > 30:
                 ax.set_xscale("log")
+                ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+                ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+                ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"{dataset}, {epochs} epochs (Spearman ρ = {rho[(dataset, epochs)]:.3f})", fontsize=9)
-            ax.set_xlabel(f"utilization ({profile.source}, input {j.profile_input_shape})", fontsize=8)
+            ax.set_xlabel(f"utilization, % of peak ({profile.source}, input {j.profile_input_shape})", fontsize=8)
             ax.set_ylabel("test accuracy, % (recorded, NATS-Bench)", fontsize=8)
     fig.suptitle(
         f"Utilization vs accuracy per TSS class — {profile.device_name}, {profile.precision}, batch {profile.batch_size}",
@@ -327,11 +332,18 @@ def write_readme(
     profile: ProfileSelection,
     profile_path: Path,
     path: Path,
+    n_space_cells: int | None = None,
 ) -> None:
-    """A short README with the inputs and the class-level Spearman table."""
+    """A short README: the inputs, the sample, and the class-level Spearman and Kendall table.
+
+    Args:
+        n_space_cells: cells with accuracies in the tables (to state the profile's coverage).
+    """
     digest = hashlib.sha256(profile_path.read_bytes()).hexdigest()[:16]
     n_classes = {d: len(j.class_names) for d, j in joined.items()}
     n_cells = {d: len(j.cell_class) for d, j in joined.items()}
+    sample = ", ".join(f"{d}: {n_classes[d]:,} classes / {n_cells[d]:,} cells" for d in joined)
+    of_all = f" of the {n_space_cells:,} cells in the tables" if n_space_cells else ""
     lines = [
         "# Utilization vs accuracy on NATS-Bench TSS",
         "",
@@ -339,24 +351,50 @@ def write_readme(
         "(and, for comparison, FLOPs and params) with NATS-Bench test accuracy after 12 and 200 epochs.",
         "",
         f"- Utilization: `{profile_path.name}` (sha256 {digest}…), {profile.source}, device {profile.device_name},",
-        f"  {profile.precision}, batch {profile.batch_size}; classes covered: "
-        + ", ".join(f"{d} {n_classes[d]} classes / {n_cells[d]} cells" for d in joined)
-        + ".",
-        "- Accuracy: recorded NATS-Bench tables from the shared data folder (test split; CIFAR-10 12-epoch is one seed).",
+        f"  {profile.precision}, batch {profile.batch_size}.",
+        f"- Sample: every TSS cell whose canonical class (`space.canonical`) is in the profile ({sample}{of_all}).",
+        "  Cells of one class share its utilization. When the profile covers only part of the space the",
+        "  correlations describe the covered classes only (see `nasenergy/data/README.md` for how they were chosen).",
+        "- Accuracy: recorded NATS-Bench test accuracy from the shared data folder: 12-epoch columns are one",
+        "  training run (seed 111), 200-epoch columns the mean over the recorded runs.",
         "- FLOPs and params: counted exactly from each architecture by `search_spaces` (labelled `modelled`).",
-        "- `cell` level: every cell (cells of a class share its utilization); `class` level: accuracy averaged per class.",
+        "- `cell` level: every cell; `class` level: one point per class, accuracy averaged over its cells.",
         "",
-        "Spearman ρ at class level (`correlations.csv` has Kendall τ-b, p-values and the cell level):",
+        "Class level, Spearman ρ and Kendall τ-b (`correlations.csv` also has p-values and the cell level):",
         "",
-        "| dataset | epochs | utilization | FLOPs | params |",
-        "|---|---|---|---|---|",
+        "| dataset | epochs | utilization ρ | utilization τ | FLOPs ρ | FLOPs τ | params ρ | params τ | n classes |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    table = {(r.dataset, r.epochs, r.predictor): r.spearman_rho for r in rows if r.level == "class"}
+    table = {(r.dataset, r.epochs, r.predictor): r for r in rows if r.level == "class"}
     for d in joined:
         for e in EPOCHS:
-            lines.append(f"| {d} | {e} | " + " | ".join(f"{table[(d, e, p)]:.3f}" for p in PREDICTORS) + " |")
+            cells = []
+            for p in PREDICTORS:
+                cells += [f"{table[(d, e, p)].spearman_rho:.3f}", f"{table[(d, e, p)].kendall_tau:.3f}"]
+            lines.append(f"| {d} | {e} | " + " | ".join(cells) + f" | {table[(d, e, PREDICTORS[0])].n} |")
+    same = all(
+        np.isclose(table[(d, e, "flops_per_img")].spearman_rho, table[(d, e, "params")].spearman_rho, equal_nan=True)
+        for d in joined for e in EPOCHS
+    )
+    notes = []
+    if same:
+        notes.append(
+            "- FLOPs and params rank the classes identically here: in TSS both grow only with the number of "
+            "1×1 and 3×3 convolutions of the cell, which is repeated unchanged in all three stages."
+        )
+    chance = {d: j.class_values[ACCURACY_COLUMNS[(d, 200)]] < 1.5 * 100.0 / _N_CLASSES[d] for d, j in joined.items()}
+    if any(m.any() for m in chance.values()):
+        d0 = next(iter(joined))
+        util = joined[d0].class_values["utilization"]
+        notes.append(
+            "- Classes at chance accuracy after 200 epochs (below 1.5 × 100 % / number of classes; the cell's "
+            "input does not reach its output): " + ", ".join(f"{d} {int(m.sum())}" for d, m in chance.items())
+            + f". They still run their other operations: median utilization of these classes ({d0}) "
+            f"{100 * np.median(util[chance[d0]]):.2f} % against {100 * np.median(util):.2f} % for all classes."
+        )
     shapes = {d: j.profile_input_shape for d, j in joined.items()}
-    lines += ["", f"Profile input shape used per dataset: {shapes}.", "", "`scatter.png`: class-level utilization against accuracy."]
+    lines += ["", *notes, f"- Profile input shape used per dataset: {shapes}.", "",
+              "`scatter.png`: class-level utilization (log scale) against accuracy."]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -377,7 +415,7 @@ def run(profile_path: Path, out_dir: Path, data_dir: Path, precision: str | None
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out_dir / "correlations.csv")
     plot_scatter(joined, rows, profile, out_dir / "scatter.png")
-    write_readme(rows, joined, profile, profile_path, out_dir / "README.md")
+    write_readme(rows, joined, profile, profile_path, out_dir / "README.md", n_space_cells=len(accuracies))
     return rows
 
 
