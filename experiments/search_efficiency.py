@@ -722,6 +722,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
     p.add_argument("--deadline-min", type=float, default=None, help="start no new run after this many minutes")
+    p.add_argument("--summarize-only", action="store_true",
+                   help="run nothing; summarize the runs already in OUT/runs for --methods and --seeds")
     p.add_argument("--check-pipeline", default="", help="methods to re-run through run_search (seed 0)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
@@ -737,8 +739,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--check-pipeline: choose from {', '.join(METHODS)}")
         seeds = list(range(args.seeds))
         t0 = time.perf_counter()
-        done = run_all(methods, seeds, args.budget, args.out, args.jobs,
-                       None if args.deadline_min is None else 60 * args.deadline_min)
+        done = [] if args.summarize_only else run_all(
+            methods, seeds, args.budget, args.out, args.jobs,
+            None if args.deadline_min is None else 60 * args.deadline_min)
         timings = {m: sum(d[2] for d in done if d[0] == m) for m in methods if any(d[0] == m for d in done)}
         _init_worker(args.budget)
         sub = _WORKER["subspace"]

@@ -26,7 +26,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from nasenergy.errors import NasEnergyError
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
 
 
 def _human_bytes(n: int) -> str:
@@ -149,7 +150,7 @@ def _cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.benchmark``."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m nasenergy.benchmark",
         description="Import and inspect the accuracy benchmarks (NATS-Bench files or tables).",
     )
@@ -200,17 +201,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     out = out or sys.stdout
     err = err or sys.stderr
     args = build_parser().parse_args(argv)
-    if args.command == "import" and args.workers is not None and args.workers < 1:
-        err.write("error: --workers must be at least 1\n")
-        return 2
-    try:
-        return int(args.run(args, out, err))
-    except NasEnergyError as exc:
-        err.write(f"error: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        err.write("error: interrupted\n")
-        return 130
+
+    def body() -> int:
+        if args.command == "import" and args.workers is not None and args.workers < 1:
+            raise UsageError("--workers must be at least 1")
+        return args.run(args, out, err)
+
+    return run_main(body, err=err)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,10 @@ fixed, see `nasenergy.search.objectives`).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from nasenergy.errors import NasEnergyError, UsageError
-from nasenergy.search.cli import OneLineParser
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 
@@ -81,14 +80,13 @@ def _unique_labels(records: Sequence) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns its exit status (0 done, 2 bad input)."""
     args = build_parser().parse_args(argv)
-    try:
-        written = plot_runs(args.runs, Path(args.out) if args.out else None)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    for path in written:
-        print(path)
-    return 0
+
+    def body() -> int:
+        for path in plot_runs(args.runs, Path(args.out) if args.out else None):
+            print(path)
+        return 0
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

@@ -16,18 +16,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Sequence
 
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import NasEnergyError, UsageError
 from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
 from nasenergy.measurement import PRECISIONS, Measurement
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad flag in one line and exits with status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message} (see --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     from nasenergy.dvfs.points import MIN_ENERGY, MODES
     from search_spaces import DATASETS, SPACE_NAMES
 
-    p = _Parser(prog="python -m nasenergy.profile",
+    p = OneLineParser(prog="python -m nasenergy.profile",
                 description="Measure one architecture's throughput, utilization and energy per image.")
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
@@ -186,14 +180,7 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m nasenergy.profile``."""
     args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+    return run_main(lambda: run(args))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,48 @@
+"""What every ``python -m nasenergy.*`` command shares: one-line errors and exit statuses.
+
+* `OneLineParser`: an `argparse.ArgumentParser` whose errors are one line on stderr,
+  ``error: <message> (see --help)``, with exit status 2 (its sub-command parsers inherit it).
+* `run_main`: calls a command's body and turns a `NasEnergyError` into ``error: <message>`` and
+  the error's exit status, and Ctrl-C into ``error: interrupted`` and status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import NoReturn, TextIO
+
+from nasenergy.errors import NasEnergyError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, ``error: <message> (see --help)``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"error: {message} (see --help)\n")
+
+
+def run_main(body: Callable[[], int | None], *, err: TextIO | None = None) -> int:
+    """Run a command's body and return its exit status.
+
+    Args:
+        body: the command; returns its exit status (``None`` counts as 0).
+        err: where the ``error:`` line goes (default: stderr at the time of the call).
+
+    Returns:
+        ``body()``'s status; a `NasEnergyError`'s ``exit_code`` after printing
+        ``error: <message>``; 130 after a Ctrl-C.
+    """
+    stream = err if err is not None else sys.stderr
+    try:
+        return int(body() or 0)
+    except NasEnergyError as exc:
+        print(f"error: {exc}", file=stream)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=stream)
+        return EXIT_INTERRUPTED
