@@ -45,12 +45,17 @@ def _save(fig: "Figure", path: Path) -> Path:
 
 
 def provenance_line(rows: Sequence[Mapping[str, Any]]) -> str:
-    """``accuracy: recorded; throughput: modelled; energy: modelled`` for the evaluated rows."""
+    """``accuracy: recorded (x-valid, 12 ep); throughput: modelled; energy: modelled`` for the
+    evaluated rows (the accuracy's split and schedule where the rows name them)."""
     parts = []
     for label, col in (("accuracy", "accuracy_source"), ("throughput", "throughput_source"), ("energy", "energy_source")):
         sources = sorted({str(r[col]) for r in rows if r.get(col)})
         if sources:
             parts.append(f"{label}: {'/'.join(sources)}")
+            if label == "accuracy":
+                metric = sorted({f"{r['accuracy_split']}, {r.get('accuracy_schedule')} ep" for r in rows
+                                 if r.get("accuracy_split")})
+                parts[-1] += f" ({'; '.join(metric)})" if metric else ""
     return "; ".join(parts) or "no evaluated candidates"
 
 
@@ -127,7 +132,7 @@ def plot_3d(
     ax.set_ylabel(labels[1], fontsize=8)
     ax.set_zlabel(labels[2], fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"{title}  ({provenance_line(rows)})".strip(), fontsize=9)
+    fig.suptitle(f"{title}\n({provenance_line(rows)})".strip(), fontsize=9)
     return _save(fig, path)
 
 

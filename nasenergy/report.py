@@ -1,9 +1,11 @@
 """``report.md``: a run's summary in Markdown, written from its candidate rows and config.
 
-It states the budget used, how many candidates were seen, filtered and answered as duplicates, the
-simulated cost of the full evaluations against the cost of the cheap measurements, the final
-hypervolume (with its fixed reference, see `nasenergy.search.objectives`), and the Pareto front's
-cells with their energy-optimal clocks and energy saving. Every figure's provenance is named.
+It states the budget used, how many candidates were seen, filtered, answered as duplicates or
+outside a partial recorded profile (and that profile's coverage), the simulated cost of the full
+evaluations against the cost of the cheap measurements, the final hypervolume (with its fixed
+reference, see `nasenergy.search.objectives`), and the Pareto front's cells with their search and
+final accuracies, energy-optimal clocks and energy saving. Every figure's provenance is named, and
+the caveats (modelled clocks, extrapolated DVFS parameters) are spelled out.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nasenergy.search.coverage import Coverage
 from nasenergy.search.objectives import hv_hypervolume, points_of
 from nasenergy.search.run_files import RunRecord
 
@@ -55,6 +58,76 @@ def _parts(env: Mapping[str, Any]) -> str:
     return "; ".join(seen) or "–"
 
 
+def _worker_field(env: Mapping[str, Any], key: str) -> Any:
+    """The first worker's ``key`` in ``env.json`` (every worker of a run shares it), or ``None``."""
+    for info in (env.get("workers") or {}).values():
+        if info.get(key) is not None:
+            return info[key]
+    return None
+
+
+def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial: str | None = None) -> str:
+    """E.g. ``x-valid, 12 epochs`` from the rows' split and schedule columns (``–`` if none)."""
+    splits = sorted({str(r[split]) for r in rows if r.get(split)})
+    schedules = sorted({str(r[schedule]) for r in rows if r.get(schedule)})
+    if not splits:
+        return "–"
+    text = f"{'/'.join(splits)}, {'/'.join(schedules)} epochs"
+    trials = sorted({str(r[trial]) for r in rows if trial and r.get(trial)})
+    if trials == ["mean"]:
+        text += ", mean over the recorded runs"
+    elif trials:
+        text += ", one recorded run drawn per evaluation"
+    return text
+
+
+def _coverage_lines(env: Mapping[str, Any], outcomes: Counter) -> list[str]:
+    raw = _worker_field(env, "coverage")
+    if not raw:
+        return []
+    coverage = Coverage.from_dict(raw)
+    if coverage.complete:
+        return [f"- hardware profile: {coverage.summary()}"]
+    return [
+        f"- hardware profile: {coverage.summary()}; the search effectively ran over those. "
+        f"{outcomes['not_recorded']} candidates fell outside it: they are listed as `not_recorded` in "
+        "`candidates.csv`, were not measured, spent no budget and were told to the sampler as pruned"
+    ]
+
+
+def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+    decided = [r for r in rows if r.get("outcome") != "duplicate" and r.get("filter_admit") is not None]
+    skipped = sum(1 for r in decided if r.get("filter_admit") is False)
+    line = (f"- filter {cfg.get('filter')} (target recall {cfg.get('target_recall')}): skipped {skipped} of "
+            f"{len(decided)} measured networks")
+    parts = {}
+    for info in (env.get("workers") or {}).values():
+        parts.update(info.get("parts") or {})
+    if parts.get("filter energy bound"):
+        line += f"; its energy bound at the optimal clock: {parts['filter energy bound']}"
+    return line
+
+
+def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
+    out = []
+    measured = [r for r in rows if r.get("measure_source")]
+    clocks = sorted({float(r["measure_sm_clock_mhz"]) for r in measured if r.get("measure_sm_clock_mhz")})
+    devices = sorted({str(r["measure_device"]) for r in measured if r.get("measure_device")})
+    dvfs = sorted({str(r["dvfs_source"]) for r in evaluated if r.get("dvfs_source")})
+    if measured and dvfs:
+        at = "/".join(f"{c:.0f}" for c in clocks) or "the default"
+        out.append(
+            f"- the cheap measurements ({_sources(measured, 'measure_source')} on {', '.join(devices)}) were taken "
+            f"at the default SM clock ({at} MHz) only; throughput and energy at every other clock, including each "
+            f"network's energy-optimal clock, are {'/'.join(dvfs)}"
+        )
+    elif measured:
+        out.append("- no DVFS step: throughput and energy are scored at the default clock, as measured")
+    for caveat in sorted({str(r["dvfs_caveat"]) for r in evaluated if r.get("dvfs_caveat")}):
+        out.append(f"- DVFS: {caveat}")
+    return out
+
+
 def render_report(record: RunRecord, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
@@ -74,6 +147,8 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
     measured = [r for r in rows if r.get("outcome") != "duplicate" and r.get("measure_cost_s") is not None]
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0
+    final_missing = [r for r in evaluated if r.get("final_accuracy_pct") is None]
+    cap = _worker_field(record.env, "candidate_cap")
 
     lines = [
         f"# Search run `{record.name}`",
@@ -86,10 +161,12 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "## Budget and candidates",
         "",
         f"- full accuracy evaluations: **{len(evaluated)} of {budget}**",
-        f"- candidates seen: {len(rows)} (filtered {outcomes['filtered']}, duplicates {outcomes['duplicate']}, "
-        f"failed {outcomes['failed']}, over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, "
-        f"running {outcomes['running']})",
+        f"- candidates seen: {len(rows)}{f' (cap {cap:,})' if cap else ''}: filtered {outcomes['filtered']}, "
+        f"duplicates {outcomes['duplicate']}, not recorded {outcomes['not_recorded']}, failed {outcomes['failed']}, "
+        f"over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, running {outcomes['running']}",
         f"- distinct networks measured: {len({r.get('canonical') for r in measured})}",
+        *_coverage_lines(record.env, outcomes),
+        _filter_line(cfg, record.env, rows),
         "",
         "## Cost",
         "",
@@ -111,28 +188,39 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "",
         f"- parts: {_parts(record.env)}",
         f"- cheap measurement: {_sources(measured, 'measure_source')} on {_sources(measured, 'measure_device')}",
-        f"- accuracy: {_sources(evaluated, 'accuracy_source')}, split {_sources(evaluated, 'accuracy_split')}, "
-        f"schedule {_sources(evaluated, 'accuracy_schedule')} epochs",
+        f"- accuracy objective (the search metric): {_sources(evaluated, 'accuracy_source')}, "
+        f"{_metric(evaluated, 'accuracy_split', 'accuracy_schedule', 'accuracy_trial')}",
+        f"- final accuracy (reported, never searched on): {_sources(evaluated, 'final_source')}, "
+        f"{_metric(evaluated, 'final_split', 'final_schedule', 'final_trial')}"
+        + (f"; unavailable for {len(final_missing)} evaluations ({final_missing[0].get('final_error') or 'no value'})"
+           if final_missing else ""),
         f"- optimal clock (DVFS): {_sources(evaluated, 'dvfs_source')}",
         f"- scored throughput: {_sources(evaluated, 'throughput_source')}; scored energy: "
         f"{_sources(evaluated, 'energy_source')}",
         "",
+        "## Caveats",
+        "",
+        *(_caveats(rows, evaluated) or ["- none"]),
+        "",
         f"## Pareto front ({len(front)} cells)",
         "",
-        "| trial | arch index | arch | accuracy % | img/s | J/img | optimal clock MHz | default clock MHz | energy saving % | DVFS source |",
-        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        f"Search accuracy: {_metric(evaluated, 'accuracy_split', 'accuracy_schedule')} (the objective); final "
+        f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}. Throughput and energy at each cell's "
+        "optimal clock.",
+        "",
+        "| trial | arch index | arch | search acc % | final acc % | img/s | J/img | optimal clock MHz | "
+        "default clock MHz | energy saving % | DVFS source |",
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in front:
         lines.append(
             f"| {r['trial_number']} | {_fmt(r.get('arch_index'), 'd')} | `{r.get('arch')}` | "
-            f"{_fmt(r.get('accuracy_pct'), '.2f')} | {_fmt(r.get('throughput_img_per_s'), ',.0f')} | "
+            f"{_fmt(r.get('accuracy_pct'), '.2f')} | {_fmt(r.get('final_accuracy_pct'), '.2f')} | "
+            f"{_fmt(r.get('throughput_img_per_s'), ',.0f')} | "
             f"{_fmt(r.get('energy_j_per_img'), '.3e')} | {_fmt(r.get('optimal_sm_clock_mhz'), '.0f')} | "
             f"{_fmt(r.get('default_sm_clock_mhz'), '.0f')} | {_fmt(r.get('energy_saving_pct'), '.1f')} | "
             f"{r.get('dvfs_source') or '–'} |"
         )
-    caveats = sorted({str(r['dvfs_caveat']) for r in evaluated if r.get("dvfs_caveat")})
-    if caveats:
-        lines += ["", "DVFS caveats: " + "; ".join(caveats)]
     lines += ["", "## Files", "", "`candidates.csv` (every candidate), `pareto_front.csv`, `config.json`, `env.json`, "
               "`pareto_projections.png`, `pareto_3d.png`, `hypervolume.png`."]
     if resume_command:

@@ -5,8 +5,9 @@ Three small tables live in the study's database (the shared PostgreSQL database,
 
 * ``nasenergy_studies``: one row per study with its budget and its study-defining settings.
 * ``nasenergy_cells``: one row per canonical network the study has seen, unique on
-  ``(study, canonical)``, with its status: ``filtered`` (cheap figures only), ``running`` (a full
-  evaluation is claimed), ``done`` or ``failed``. Rows ``running`` or ``done`` hold the study's
+  ``(study, canonical)``, with its status: ``filtered`` (cheap figures only), ``not_recorded``
+  (the recorded profile lacks it), ``running`` (a full evaluation is claimed), ``done`` or
+  ``failed``. Rows ``running`` or ``done`` hold the study's
   budget slots.
 * ``nasenergy_workers``: one row per worker process with a lease that its heartbeat thread renews.
 
@@ -43,6 +44,8 @@ import sqlalchemy as sa
 from nasenergy.errors import UsageError
 
 FILTERED, RUNNING, DONE, FAILED = "filtered", "running", "done", "failed"
+NOT_RECORDED = "not_recorded"
+"""A network the recorded profile cannot measure (no slot, never measured)."""
 SLOT_STATUSES = (RUNNING, DONE)
 """Cell statuses that hold a budget slot."""
 
@@ -93,7 +96,7 @@ class Cell:
     Attributes:
         canonical: the canonical architecture string (the unique key).
         arch: the architecture string as first suggested.
-        status: ``filtered``, ``running``, ``done`` or ``failed``.
+        status: ``filtered``, ``not_recorded``, ``running``, ``done`` or ``failed``.
         trial_number: the Optuna trial that measured (and evaluates) it.
         owner: the worker id that last wrote the row.
     """
@@ -353,9 +356,11 @@ class ClaimStore:
             conn.execute(_cells.insert().values(study=self.study, updated_at=now, **dataclasses.asdict(cell)))
             return ClaimResult("claimed", cell)
 
-    def record(self, canonical: str, arch: str, trial_number: int, status: Literal["filtered", "failed"]) -> bool:
-        """Remember a network that takes no slot: filtered, or failed before any claim (e.g. its
-        cheap measurement failed). Returns whether it was new to the study."""
+    def record(
+        self, canonical: str, arch: str, trial_number: int, status: Literal["filtered", "failed", "not_recorded"]
+    ) -> bool:
+        """Remember a network that takes no slot: filtered, not in the recorded profile, or failed
+        before any claim (e.g. its cheap measurement failed). Returns whether it was new to the study."""
         with self._locked() as (conn, _, now):
             exists = conn.execute(
                 sa.select(_cells.c.status).where(_cells.c.study == self.study, _cells.c.canonical == canonical)

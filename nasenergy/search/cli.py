@@ -6,14 +6,14 @@ import argparse
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
-from nasenergy.errors import NasEnergyError
+from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.config import (
     DATASETS,
     DVFS_MODES,
+    ESTIMATES,
     FILTERS,
     HARDWARE,
     MAX_CANDIDATES_PER_EVALUATION,
@@ -23,7 +23,6 @@ from nasenergy.search.config import (
     parse_objectives,
 )
 
-EXIT_INTERRUPTED = 130
 _DEFAULTS = SearchConfig()
 
 _DESCRIPTION = """\
@@ -44,14 +43,6 @@ examples:
   python -m nasenergy.search --budget 500 --storage postgresql://user@db-host:5432/nas --study-name big
       (start the same command on every machine: the workers share the study and its budget)
 """
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line: ``error: <message>`` and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"error: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
 
 
 def _positive_int(text: str) -> int:
@@ -84,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
                           "'python -m nasenergy.benchmark import')")
+    how.add_argument("--estimate", choices=ESTIMATES, default=_DEFAULTS.estimate,
+                     help="training cost of benchmark cells without a recorded time: auto, fit (rate model "
+                          "fitted to the recorded times), device (timed training steps on this machine), none "
+                          "(0 s, labelled unknown) (default %(default)s)")
     how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
@@ -118,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(default %(default)s)")
     run.add_argument("--max-candidates", type=_positive_int, default=None,
                      help=f"safety cap on the study's candidates, evaluated or not (default "
-                          f"{MAX_CANDIDATES_PER_EVALUATION} x budget)")
+                          f"{MAX_CANDIDATES_PER_EVALUATION} x budget, divided by the share of cells a partial "
+                          "recorded profile covers)")
     run.add_argument("--lease-s", type=float, default=_DEFAULTS.lease_s,
                      help="seconds without a heartbeat after which a worker counts as dead and another "
                           "worker takes over its claimed evaluation (default %(default)s)")
@@ -138,6 +134,7 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
         dataset=args.dataset,
         objectives=parse_objectives(args.objectives),
         benchmark=args.benchmark,
+        estimate=args.estimate,
         hardware=args.hardware,
         precision=args.precision,
         batch_size=args.batch_size,
@@ -159,20 +156,21 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
 
 def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFactory = build_components) -> int:
     """Run the command; returns its exit status (0 done, 1 failure, 2 bad input, 130 interrupted)."""
-    from nasenergy.search.runner import run_search
-
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
+    return run_main(lambda: _run(args, resume_command, components_factory))
+
+
+def _run(args: argparse.Namespace, resume_command: str, components_factory: ComponentsFactory) -> int:
     import optuna
 
+    from nasenergy.search.runner import run_search
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
-    resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
+    config = config_from_args(args)
     try:
-        config = config_from_args(args)
         summary = run_search(config, components_factory=components_factory, resume_command=resume_command)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
     except KeyboardInterrupt:  # a Ctrl-C outside the workers' handling (start-up, writing files)
         print(f"interrupted; resume with:\n  {resume_command}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -188,9 +186,10 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
               f"resume with: {summary.resume_command}", file=sys.stderr)
         return 1
     if summary.stop_reason == "max_candidates":
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
         print(
-            f"warning: stopped at the --max-candidates cap with {summary.evaluated} of {summary.budget} "
-            "full evaluations (the filter rejected or the sampler repeated most candidates)",
+            f"warning: stopped at the cap of {summary.candidates} candidates with {summary.evaluated} of "
+            f"{summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
             file=sys.stderr,
         )
     if not config.quiet:

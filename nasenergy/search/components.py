@@ -16,11 +16,22 @@ DVFS (``--dvfs``):
   ship; refused with a clear message.
 * ``auto``: ``modelled`` when a parameter set matches the meter's GPU, else ``none``.
 * ``none``: throughput and energy are scored at the default clock.
+
+The dominance filter compares a candidate's optimistic figures with the front, so its energy bound
+must match what the front holds (`DvfsStep.energy_bound`, `default_energy_bound`):
+
+* modelled optimal clocks: `nasenergy.dvfs.optimistic_energy_bound` with no error margin. The
+  front's energies come from the same model, and the bound (the model's lowest curve) never
+  exceeds the modelled optimum, so no margin is needed for the filter to be safe;
+* measured optimal clocks: the same bound with its default margin for model error;
+* no DVFS step: the front holds the very figures the cheap measurement gives, so the bound is the
+  measurement itself (`ScaledBound` with an energy factor of 1 and no noise slack).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,9 +40,13 @@ from typing import Any
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
 from nasenergy.search.config import SearchConfig
+from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 
 OptimalClockFn = Callable[[Any, Measurement], Any]
 """``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock``."""
+
+EnergyBoundFn = Callable[[Measurement], Any]
+"""``measurement -> optimistic figures at the optimal clock`` (see `nasenergy.filter.energy_bound`)."""
 
 
 @dataclass
@@ -40,12 +55,15 @@ class Components:
 
     Attributes:
         space: the search space (``search_spaces.get_space(...)``).
-        measure: the cheap measurement of one architecture at the default clock.
-        oracle: the accuracy oracle (``evaluate(arch, dataset, seed=None) -> Evaluation``).
+        measure: the cheap measurement of one architecture at the default clock; raises
+            `nasenergy.hardware.recorded.NotRecordedError` for a network a recorded profile lacks.
+        oracle: the accuracy oracle (``evaluate(arch, dataset, seed=None) -> Evaluation``, and
+            optionally ``report(arch, dataset) -> Evaluation`` for the final figure).
         filter: the utilization filter (``admit``/``observe``).
         optimal_clock: the energy-optimal clock of a measured candidate, or ``None`` to score
             at the default clock.
         describe: one line per part, for ``env.json`` and the report.
+        coverage: the share of the space a recorded profile answers (``None``: any network).
     """
 
     space: Any
@@ -54,13 +72,47 @@ class Components:
     filter: Any
     optimal_clock: OptimalClockFn | None
     describe: dict[str, str] = field(default_factory=dict)
+    coverage: Coverage | None = None
 
 
 ComponentsFactory = Callable[[SearchConfig], Components]
 
 
-def make_filter(config: SearchConfig) -> Any:
+@dataclass(frozen=True)
+class DvfsStep:
+    """The DVFS step of a run.
+
+    Attributes:
+        source: ``modelled`` or ``measured``.
+        optimal_clock: the energy-optimal clock of a measured candidate.
+        energy_bound: the dominance filter's optimistic bound matching ``optimal_clock``.
+        bound_label: one line naming the bound, for the report.
+    """
+
+    source: str
+    optimal_clock: OptimalClockFn
+    energy_bound: EnergyBoundFn
+    bound_label: str
+
+
+def default_energy_bound(config: SearchConfig) -> tuple[Any, str]:
+    """The dependency-free energy bound for ``config`` and its label: the measurement itself
+    without DVFS, else `nasenergy.filter.ScaledBound`'s default optimism."""
+    from nasenergy.filter import ScaledBound
+
+    if config.dvfs == "none":
+        return ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
+    bound = ScaledBound()
+    return bound, f"default-clock energy x {bound.energy_factor} (fixed optimism)"
+
+
+def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = None) -> Any:
     """The utilization filter of ``config`` (mode, target recall, the search's objectives).
+
+    Args:
+        config: the run's settings.
+        energy_bound: the dominance filter's optimistic bound at the optimal clock; default
+            `default_energy_bound` (pass `DvfsStep.energy_bound` when the run has a DVFS step).
 
     Raises:
         UsageError: an option the filter refuses (e.g. a target recall of 1 for ``dominance``).
@@ -72,6 +124,7 @@ def make_filter(config: SearchConfig) -> Any:
     options: dict[str, Any] = {"target_recall": config.target_recall, "objectives": tuple(config.objectives)}
     if config.filter == "dominance":
         options["seed"] = config.seed
+        options["energy_bound"] = energy_bound if energy_bound is not None else default_energy_bound(config)[0]
     try:
         return UtilizationFilter.create(config.filter, **options)
     except FilterError as exc:
@@ -104,7 +157,17 @@ def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any
 
 
 def make_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn | None:
-    """The DVFS step of ``config.dvfs`` (see the module docstring), or ``None``.
+    """The optimal-clock function of ``config.dvfs`` (see the module docstring), or ``None``.
+
+    Raises:
+        UsageError: a mode the meter or the installed data cannot serve.
+    """
+    step = make_dvfs(config, meter, space)
+    return None if step is None else step.optimal_clock
+
+
+def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
+    """The DVFS step of ``config.dvfs`` with its matching energy bound, or ``None`` (no step).
 
     Raises:
         UsageError: a mode the meter or the installed data cannot serve.
@@ -118,21 +181,48 @@ def make_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalC
             "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
         )
     device = getattr(meter, "device_name", None)
-    if mode in ("modelled", "auto"):
-        from nasenergy.dvfs import optimal_clock_for, params_for_device
+    from nasenergy.dvfs import params_for_device
 
-        try:
-            params = params_for_device(device) if device else None
-        except UsageError as exc:
-            if mode == "auto":
-                return None
+    try:
+        params = params_for_device(device) if device else None
+    except UsageError as exc:
+        if mode == "auto":
+            return None
+        if mode == "modelled":
             raise UsageError(f"--dvfs modelled: {exc}") from None
+        params = None  # measured: the bound then falls back to fixed optimism
+    if mode in ("modelled", "auto"):
+        from nasenergy.dvfs import optimal_clock_for
 
         def modelled(_arch: Any, measurement: Measurement) -> Any:
             return optimal_clock_for(measurement, params=params)
 
-        return modelled
-    return _measured_optimal_clock(config, meter, space)
+        return DvfsStep(
+            "modelled", modelled, _model_bound(params, margin_frac=0.0),
+            f"the DVFS model's lowest energy curve ({params.name if params else 'matching'} parameters, no margin)",
+        )
+    measured = _measured_optimal_clock(config, meter, space)
+    if params is None:
+        bound, label = default_energy_bound(config)
+        return DvfsStep("measured", measured, bound, label)
+    from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
+
+    return DvfsStep(
+        "measured", measured, _model_bound(params, margin_frac=DEFAULT_BOUND_MARGIN),
+        f"the DVFS model's lowest energy curve ({params.name} parameters) less {DEFAULT_BOUND_MARGIN:.0%} for model error",
+    )
+
+
+def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
+    """`nasenergy.dvfs.optimistic_energy_bound` with fixed parameters (NaN without energy figures)."""
+    from nasenergy.dvfs import optimistic_energy_bound
+
+    def bound(measurement: Measurement) -> float:
+        if measurement.energy_j_per_img is None:
+            return math.nan
+        return optimistic_energy_bound(measurement, params, margin_frac=margin_frac)
+
+    return bound
 
 
 def _measured_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn:
@@ -174,7 +264,11 @@ def _check_recorded_setting(meter: Any, config: SearchConfig, space: Any) -> Non
 
 def build_components(config: SearchConfig) -> Components:
     """The default parts for ``config``: the selected meter, the oracle of ``--benchmark`` (or the
-    installed benchmark), the utilization filter and the DVFS step."""
+    installed benchmark), the DVFS step and the utilization filter with the matching energy bound.
+
+    Raises:
+        UsageError: a setting the meter, the profile's coverage or the DVFS step cannot serve.
+    """
     from nasenergy.hardware.select import select_meter
     from nasenergy.oracles import load_oracle
     from search_spaces import get_space
@@ -183,17 +277,26 @@ def build_components(config: SearchConfig) -> Components:
     announce = None if config.quiet else (lambda line: print(line, file=sys.stderr))
     meter = select_meter(config.hardware, space=space, announce=announce)
     _check_recorded_setting(meter, config, space)
-    oracle = load_oracle(config.benchmark, space, seed=config.seed)
-    optimal_clock = make_optimal_clock(config, meter, space)
+    coverage = profile_coverage(meter, space, config)
+    check_budget_reachable(config, coverage)
+    oracle = load_oracle(config.benchmark, space, seed=config.seed, estimate=config.estimate)
+    step = make_dvfs(config, meter, space)
+    bound, bound_label = (step.energy_bound, step.bound_label) if step else default_energy_bound(config)
+    describe = {
+        "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
+        "oracle": oracle.describe(),
+        "dvfs": "none" if step is None else step.source,
+    }
+    if config.filter == "dominance":
+        describe["filter energy bound"] = bound_label
+    if announce is not None and coverage is not None and not coverage.complete:
+        announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),
         oracle=oracle,
-        filter=make_filter(config),
-        optimal_clock=optimal_clock,
-        describe={
-            "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
-            "oracle": oracle.describe(),
-            "dvfs": "none" if optimal_clock is None else ("modelled" if config.dvfs == "auto" else config.dvfs),
-        },
+        filter=make_filter(config, energy_bound=bound),
+        optimal_clock=None if step is None else step.optimal_clock,
+        describe=describe,
+        coverage=coverage,
     )

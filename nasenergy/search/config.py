@@ -17,6 +17,7 @@ from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.measurement import PRECISIONS
+from nasenergy.oracles.lookup import ESTIMATE_MODES
 
 SPACES: tuple[str, ...] = ("tss", "sss")
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
@@ -24,6 +25,8 @@ HARDWARE: tuple[str, ...] = ("auto", "cuda", "cpu", "recorded")
 FILTERS: tuple[str, ...] = ("dominance", "threshold", "none")
 DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
+ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
+"""Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
 OBJECTIVE_NAMES: tuple[str, ...] = ("accuracy", "throughput", "energy")
 
 STUDY_DEFINING: tuple[str, ...] = (
@@ -54,6 +57,8 @@ class SearchConfig:
         dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
         benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache.
+        estimate: how the oracle charges cells without a recorded training time: ``auto``,
+            ``fit``, ``device`` or ``none`` (see `nasenergy.oracles.lookup`).
         hardware: the meter: ``auto``, ``cuda``, ``cpu`` or ``recorded``.
         precision: ``fp32``, ``tf32``, ``fp16`` or ``bf16``.
         batch_size: images per forward pass of the cheap measurement.
@@ -70,7 +75,8 @@ class SearchConfig:
         out: the run folder; ``None`` means ``runs/<study name>``.
         workers: worker processes this command starts.
         max_candidates: safety cap on the study's total candidates; ``None`` means
-            ``MAX_CANDIDATES_PER_EVALUATION * budget``.
+            ``MAX_CANDIDATES_PER_EVALUATION * budget``, divided by the share of cells a partial
+            recorded profile answers (`nasenergy.search.coverage.candidate_cap`).
         lease_s: seconds after its last heartbeat that a silent worker counts as dead and its
             claimed evaluation may be taken over by another worker.
         quiet: no progress bar and no summary lines.
@@ -81,6 +87,7 @@ class SearchConfig:
     dataset: str = "cifar10"
     objectives: tuple[str, ...] = OBJECTIVE_NAMES
     benchmark: str | None = None
+    estimate: str = "auto"
     hardware: str = "auto"
     precision: str = "fp16"
     batch_size: int = 1024
@@ -110,7 +117,7 @@ class SearchConfig:
 
     @property
     def candidate_cap(self) -> int:
-        """The safety cap on the study's total candidates."""
+        """The safety cap on the study's total candidates (before any coverage scaling)."""
         return self.max_candidates or MAX_CANDIDATES_PER_EVALUATION * self.budget
 
     def validate(self) -> "SearchConfig":
@@ -127,6 +134,7 @@ class SearchConfig:
         _choice("--filter", self.filter, FILTERS)
         _choice("--dvfs", self.dvfs, DVFS_MODES)
         _choice("--sampler", self.sampler, SAMPLERS)
+        _choice("--estimate", self.estimate, ESTIMATES)
         if not self.objectives:
             raise UsageError("--objectives needs at least one of accuracy, throughput, energy")
         for name in self.objectives:
@@ -167,12 +175,13 @@ class SearchConfig:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-serialisable dict with the derived names filled in."""
+        """A JSON-serialisable dict with the derived names filled in (``max_candidates`` stays
+        ``None`` when not given: the effective cap depends on the meter, see
+        `nasenergy.search.coverage.candidate_cap`)."""
         d = dataclasses.asdict(self)
         d["objectives"] = list(self.objectives)
         d["study_name"] = self.resolved_study_name
         d["out"] = str(self.out_dir)
-        d["max_candidates"] = self.candidate_cap
         return d
 
     def study_defining(self) -> dict[str, Any]:

@@ -3,13 +3,20 @@
 For each candidate (one Optuna trial, ask-and-tell):
 
 1. **suggest** an architecture and **canonicalize** it; a network the study has already seen is a
-   *duplicate*: it is answered from the earlier trial's result (same values, same state) without
-   measuring it again or spending budget.
-2. **measure** it cheaply (throughput, utilization, energy per image at the default clock).
+   *duplicate*: it is recorded with the earlier trial's figures (``duplicate_of``) without
+   measuring it again or spending budget, and told ``PRUNED``: its values are in the study once
+   already, and telling them again would weight that network twice in the sampler's model and
+   make TPE propose it over and over.
+2. **measure** it cheaply (throughput, utilization, energy per image at the default clock). A
+   network a recorded profile lacks is recorded ``not_recorded`` and told ``PRUNED`` (it spends
+   no budget, and the sampler learns to avoid such cells).
 3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures.
 4. **claim** a budget slot for its canonical network (atomic across workers, see
    `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
-5. **evaluate** its accuracy (the expensive step the budget counts).
+5. **evaluate** its accuracy (the expensive step the budget counts), drawing the benchmark's
+   training run with `evaluation_seed` (the study's seed and the trial number, so the answer does
+   not depend on which worker evaluates it or when), and ask the oracle for the final reported
+   figure.
 6. find its **energy-optimal clock** (DVFS) and score throughput and energy there.
 7. **tell** the study the objective values, then close the claim.
 
@@ -30,11 +37,13 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import NasEnergyError
+from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
 from nasenergy.search import trial_record as tr
-from nasenergy.search.claims import DONE, FAILED, FILTERED, RUNNING, Cell, ClaimStore
+from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, Cell, ClaimStore
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
+from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
 
@@ -46,6 +55,15 @@ class EnergyUnavailableError(NasEnergyError):
     """Energy per image is an objective but neither the meter nor the DVFS backend provides it."""
 
     exit_code = 2
+
+
+def evaluation_seed(study_seed: int, trial_number: int) -> int:
+    """The seed of one full evaluation: a 32-bit mix of the study's seed and the trial number.
+
+    The benchmark oracle draws the training run it answers with this seed, so a study's answers
+    are reproducible whatever the number of workers or the order in which they finish.
+    """
+    return int(np.random.SeedSequence([int(study_seed), int(trial_number)]).generate_state(1)[0])
 
 
 def is_candidate_error(exc: NasEnergyError) -> bool:
@@ -105,6 +123,7 @@ class Worker:
         self.on_candidate = on_candidate or (lambda _outcome: None)
         self.parent_pid = parent_pid
         self.objectives = objectives_for(config.objectives)
+        self.cap = candidate_cap(config, components.coverage)
         self._trials = TrialAccess(storage, study.study_name)
         self._observed: set[int] = set()
         self._front_points = np.empty((0, len(self.objectives)))
@@ -132,7 +151,7 @@ class Worker:
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue
             trials = self.study.get_trials(deepcopy=False)
-            if len(trials) >= self.config.candidate_cap:
+            if len(trials) >= self.cap:
                 return WorkerResult("max_candidates", self._handled)
             self._learn(trials)
             outcome = self._candidate()
@@ -153,6 +172,9 @@ class Worker:
                 return self._answer_duplicate(trial.number, cell)
             try:
                 measurement = self.parts.measure(arch)
+            except NotRecordedError as exc:
+                self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
+                return self._tell(trial.number, "not_recorded", self._states.PRUNED, {tr.ERROR: str(exc)})
             except NasEnergyError as exc:
                 if not is_candidate_error(exc):
                     raise
@@ -176,10 +198,18 @@ class Worker:
             self._abandon(trial.number, f"{type(exc).__name__}: {exc}".strip())
             raise
 
-    def _evaluate(self, number: int, arch: Any, canonical: str, measurement: Measurement) -> str:
-        """Steps 5-7 for a claimed network; closes the claim whatever happens."""
+    def _evaluate(
+        self, number: int, arch: Any, canonical: str, measurement: Measurement, *, seed_number: int | None = None
+    ) -> str:
+        """Steps 5-7 for a claimed network; closes the claim whatever happens.
+
+        ``seed_number``: the trial number the evaluation seed derives from (default ``number``;
+        an adopted claim keeps its original trial's seed).
+        """
+        seed = evaluation_seed(self.config.seed, number if seed_number is None else seed_number)
         try:
-            evaluation = self.parts.oracle.evaluate(arch, self.config.dataset)
+            evaluation = self.parts.oracle.evaluate(arch, self.config.dataset, seed=seed)
+            final = self._final(arch)
             clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
         except NasEnergyError as exc:
@@ -192,10 +222,21 @@ class Worker:
             self.claims.release(canonical)
             raise
         values = [scored[o.column] for o in self.objectives]
-        result = {tr.RESULT: tr.result_attr(evaluation, scored, clock)}
+        result = {tr.RESULT: tr.result_attr(evaluation, scored, clock, seed=seed, final=final)}
         outcome = self._tell(number, "evaluated", self._states.COMPLETE, result, values)
         self.claims.finish(canonical, DONE, trial_number=number)
         return outcome
+
+    def _final(self, arch: Any) -> dict[str, Any]:
+        """The oracle's final reported figure (``report``), or ``{"error": ...}`` when it has none:
+        it is reported beside the objectives, never searched on, so its absence fails nothing."""
+        report = getattr(self.parts.oracle, "report", None)
+        if report is None:
+            return {"error": f"{type(self.parts.oracle).__name__} has no report method"}
+        try:
+            return report(arch, self.config.dataset).as_dict()
+        except NasEnergyError as exc:
+            return {"error": str(exc)[:500]}
 
     def _scored(self, measurement: Measurement, evaluation: Any, clock: Any) -> dict[str, Any]:
         """The objective figures: throughput and energy at the optimal clock (else the default)."""
@@ -235,9 +276,9 @@ class Worker:
         original = self._trials.get(cell.trial_number)
         attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
-        if cell.status == DONE:
-            return self._tell(number, "duplicate", self._states.COMPLETE, attrs, original.values)
-        state = self._states.PRUNED if cell.status == FILTERED else self._states.FAIL
+        if cell.status == NOT_RECORDED:
+            return self._tell(number, "not_recorded", self._states.PRUNED, attrs)
+        state = self._states.FAIL if cell.status == FAILED else self._states.PRUNED
         return self._tell(number, "duplicate", state, attrs)
 
     # --------------------------------------------------------------- orphans
@@ -258,7 +299,7 @@ class Worker:
         stored = tr.measurement_of(original)
         # The measurement the filter admitted (a claim is only made after it is stored).
         measurement = Measurement.from_dict(stored) if stored else self.parts.measure(arch)
-        self._evaluate(number, arch, cell.canonical, measurement)
+        self._evaluate(number, arch, cell.canonical, measurement, seed_number=cell.trial_number)
 
     # ---------------------------------------------------------------- helpers
 

@@ -1,4 +1,5 @@
-"""The live progress bar: full evaluations out of the budget, with the run's counts.
+"""The live progress bar: full evaluations out of the budget, with the run's counts (candidates
+seen, filtered, duplicates, not in the recorded profile) and the front's size and hypervolume.
 
 It reads the study and the claims (so it counts every worker's candidates, not only this
 process's) at most every `REFRESH_S` seconds.
@@ -56,13 +57,11 @@ class Progress:
         front = int(front_mask(points, self._objectives).sum()) if len(points) else 0
         self._bar.total = status.budget
         self._bar.n = status.done
+        counts = {"seen": len(trials), "filtered": outcomes["filtered"], "dup": outcomes["duplicate"]}
+        if outcomes["not_recorded"]:  # candidates a partial recorded profile cannot measure
+            counts["not_recorded"] = outcomes["not_recorded"]
         self._bar.set_postfix(
-            seen=len(trials),
-            filtered=outcomes["filtered"],
-            dup=outcomes["duplicate"],
-            front=front,
-            hv=f"{hv_hypervolume(points, self._objectives):.4g}",
-            refresh=False,
+            ordered_dict=counts, front=front, hv=f"{hv_hypervolume(points, self._objectives):.4g}", refresh=False
         )
         self._bar.refresh()
 

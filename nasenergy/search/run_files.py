@@ -2,7 +2,10 @@
 
 * ``candidates.csv``: one row per candidate (trial), filtered ones too, with every figure and its
   provenance (``measure_source``, ``accuracy_source``, ``dvfs_source``, ``throughput_source``,
-  ``energy_source``).
+  ``energy_source``). ``accuracy_pct`` is the search metric the accuracy objective uses
+  (NATS protocol: validation accuracy after 12 epochs, ``accuracy_split``/``accuracy_schedule``);
+  ``final_accuracy_pct`` is the figure to report (test accuracy after 200 epochs, mean over the
+  recorded runs, ``final_split``/``final_schedule``/``final_trial``).
 * ``pareto_front.csv``: the evaluated candidates on the Pareto front of the chosen objectives.
 * ``report.md``, ``env.json``, ``config.json`` and the PNG plots.
 
@@ -30,10 +33,13 @@ CONFIG_JSON = "config.json"
 ENV_JSON = "env.json"
 REPORT_MD = "report.md"
 
-OUTCOMES: tuple[str, ...] = ("evaluated", "filtered", "duplicate", "failed", "over_budget", "abandoned", "running")
+OUTCOMES: tuple[str, ...] = (
+    "evaluated", "filtered", "duplicate", "not_recorded", "failed", "over_budget", "abandoned", "running",
+)
 """What happened to a candidate: fully evaluated, filtered (cheap figures only), a duplicate of an
-earlier canonical network, failed, measured but the budget was already spent, abandoned by a
-worker that died or was interrupted, or still running."""
+earlier canonical network, not in the recorded profile (not measured, no budget spent), failed,
+measured but the budget was already spent, abandoned by a worker that died or was interrupted, or
+still running."""
 
 # column -> type ("int", "float", "bool" or "str"); the order is the CSV's.
 CANDIDATE_COLUMNS: dict[str, str] = {
@@ -55,8 +61,15 @@ CANDIDATE_COLUMNS: dict[str, str] = {
     "accuracy_split": "str",
     "accuracy_schedule": "str",
     "accuracy_trial": "str",
+    "eval_seed": "int",
     "eval_cost_s": "float",
     "eval_cost_source": "str",
+    "final_accuracy_pct": "float",
+    "final_split": "str",
+    "final_schedule": "str",
+    "final_trial": "str",
+    "final_source": "str",
+    "final_error": "str",
     "measure_throughput_img_per_s": "float",
     "measure_energy_j_per_img": "float",
     "measure_energy_basis": "str",

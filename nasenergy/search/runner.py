@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +24,11 @@ from typing import Any, Iterator
 
 from nasenergy.errors import NasEnergyError
 from nasenergy.search import run_files
+from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig
+from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.objectives import objectives_for
@@ -58,6 +61,7 @@ class RunSummary:
         budget: the study's budget of full evaluations.
         evaluated: full evaluations the study has finished (all workers, all sessions).
         candidates: candidates the study has seen.
+        outcomes: how many candidates had each outcome (see `nasenergy.search.run_files.OUTCOMES`).
         stop_reason: ``budget``, ``max_candidates``, ``interrupted`` or ``worker_failed``.
         files: the files written.
         resume_command: the command that continues the run.
@@ -69,6 +73,7 @@ class RunSummary:
     budget: int
     evaluated: int
     candidates: int
+    outcomes: dict[str, int]
     stop_reason: str
     files: list[Path]
     resume_command: str
@@ -135,6 +140,7 @@ def run_search(
                 progress.close()
             files = write_outputs(config, study, spec, resume_command)
             status = claims.status()
+            trials = study.get_trials(deepcopy=False)
         finally:
             claims.close()
     return RunSummary(
@@ -142,7 +148,8 @@ def run_search(
         study_name=config.resolved_study_name,
         budget=status.budget,
         evaluated=status.done,
-        candidates=len(study.get_trials(deepcopy=False)),
+        candidates=len(trials),
+        outcomes=dict(Counter(str(t.user_attrs.get(tr.OUTCOME)) for t in trials)),
         stop_reason=reason,
         files=files,
         resume_command=resume_command,
@@ -170,7 +177,14 @@ def run_worker(
         study = load_worker_study(config, storage, rank=rank)
         study.set_user_attr(
             WORKER_ATTR_PREFIX + claims.worker_id,
-            {"rank": rank, "seed": config.seed + rank, "pid": os.getpid(), "parts": components.describe},
+            {
+                "rank": rank,
+                "seed": config.seed + rank,
+                "pid": os.getpid(),
+                "parts": components.describe,
+                "coverage": components.coverage.to_dict() if components.coverage else None,
+                "candidate_cap": candidate_cap(config, components.coverage),
+            },
         )
         with Heartbeat(claims):
             worker = Worker(

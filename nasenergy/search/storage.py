@@ -1,8 +1,8 @@
 """Where a study lives: a journal file in the run folder, or a database shared by workers.
 
-Without ``--storage`` the Optuna study is an append-only journal (``study.journal``) in the run
-folder and the claims table is a SQLite file beside it (``claims.sqlite``); several worker processes
-on this machine may share them. With ``--storage postgresql://user@host:port/db`` the study and the
+Without ``--storage`` the Optuna study is an append-only journal (``study.journal``, written by
+`nasenergy.search.journal.JournalFile`) in the run folder and the claims table is a SQLite file
+beside it (``claims.sqlite``); several worker processes on this machine may share them. With ``--storage postgresql://user@host:port/db`` the study and the
 claims live in that database, so workers on many machines can share one study. ``sqlite:///file``
 URLs are accepted too (one machine only).
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 JOURNAL_FILE = "study.journal"
 CLAIMS_FILE = "claims.sqlite"
-_JOURNAL_LOCK_SUFFIX = ".lock"  # the lock file optuna's JournalFileSymlinkLock creates beside it
+_JOURNAL_LOCK_SUFFIX = ".lock"  # the lock file Optuna's own journal backend creates beside it
 _SCHEMES = ("postgresql", "postgres", "sqlite")
 
 
@@ -142,7 +142,8 @@ def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
 
 
 def clear_stale_journal_lock(spec: StorageSpec) -> None:
-    """Remove the journal's lock file left by a killed process.
+    """Remove the lock file Optuna's own journal backend (e.g. optuna-dashboard writing to the
+    journal) left behind when killed.
 
     Only call this while holding the run folder exclusively (no live worker can own the lock).
     """
@@ -160,9 +161,11 @@ def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.stor
     import sqlalchemy as sa
 
     if spec.kind == "journal":
-        from optuna.storages.journal import JournalFileBackend, JournalStorage
+        from optuna.storages.journal import JournalStorage
 
-        return JournalStorage(JournalFileBackend(spec.location))
+        from nasenergy.search.journal import JournalFile
+
+        return JournalStorage(JournalFile(spec.location))
     engine_kwargs = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}

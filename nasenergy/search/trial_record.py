@@ -40,9 +40,12 @@ def cheap_attr(measurement: "Measurement", decision: Any) -> dict[str, Any]:
     return {"measurement": measurement.to_dict(), "decision": decision.to_dict()}
 
 
-def result_attr(evaluation: Any, scored: dict[str, Any], clock: Any) -> dict[str, Any]:
-    """The ``result`` attribute (``clock``: an `OptimalClock` or ``None``)."""
-    out = {"evaluation": evaluation.as_dict(), "scored": scored}
+def result_attr(
+    evaluation: Any, scored: dict[str, Any], clock: Any, *, seed: int | None = None, final: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``result`` attribute (``clock``: an `OptimalClock` or ``None``; ``final``: the oracle's
+    final reported `Evaluation.as_dict`, or ``{"error": ...}``)."""
+    out = {"evaluation": evaluation.as_dict(), "seed": seed, "final": final or {}, "scored": scored}
     if clock is not None:
         out["dvfs"] = dvfs_attrs(clock)
     return out
@@ -92,6 +95,7 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
     m, d = cheap.get("measurement") or {}, cheap.get("decision") or {}
     result = a.get(RESULT) or {}
     e, c, s = result.get("evaluation") or {}, result.get("dvfs") or {}, result.get("scored") or {}
+    f = result.get("final") or {}
     state = trial.state.name
     outcome = a.get(OUTCOME) or ("running" if state == "RUNNING" else "abandoned")
     return {
@@ -111,8 +115,15 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
         "accuracy_split": e.get("split"),
         "accuracy_schedule": e.get("schedule"),
         "accuracy_trial": e.get("trial"),
+        "eval_seed": result.get("seed"),
         "eval_cost_s": e.get("cost_s"),
         "eval_cost_source": e.get("cost_source"),
+        "final_accuracy_pct": f.get("accuracy_pct"),
+        "final_split": f.get("split"),
+        "final_schedule": f.get("schedule"),
+        "final_trial": f.get("trial"),
+        "final_source": f.get("source"),
+        "final_error": f.get("error"),
         "measure_throughput_img_per_s": m.get("throughput_img_per_s"),
         "measure_energy_j_per_img": m.get("energy_j_per_img"),
         "measure_energy_basis": m.get("energy_basis"),
