@@ -110,7 +110,7 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
 
 def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
-    measured = [r for r in rows if r.get("measure_source")]
+    measured = [r for r in rows if r.get("measure_source") and r.get("outcome") != "duplicate"]
     clocks = sorted({float(r["measure_sm_clock_mhz"]) for r in measured if r.get("measure_sm_clock_mhz")})
     devices = sorted({str(r["measure_device"]) for r in measured if r.get("measure_device")})
     dvfs = sorted({str(r["dvfs_source"]) for r in evaluated if r.get("dvfs_source")})

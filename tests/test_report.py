@@ -11,28 +11,38 @@ from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_o
 from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
 
 
-def _record() -> RunRecord:
+def _record(env: dict | None = None) -> RunRecord:
     ev = {"state": "COMPLETE", "outcome": "evaluated", "accuracy_source": "recorded", "dvfs_source": "modelled",
           "throughput_source": "modelled", "energy_source": "modelled", "measure_source": "recorded",
-          "measure_device": "NVIDIA H200", "eval_cost_source": "recorded", "measure_cost_s": 2.0}
+          "measure_device": "NVIDIA H200", "eval_cost_source": "recorded", "measure_cost_s": 2.0,
+          "accuracy_split": "x-valid", "accuracy_schedule": "12", "measure_sm_clock_mhz": 1980.0, "filter_admit": True}
+    final = {"final_split": "ori-test", "final_schedule": "200", "final_source": "recorded", "final_trial": "mean"}
     rows = [
         {**ev, "trial_number": 0, "arch": "A", "canonical": "A", "arch_index": 11, "accuracy_pct": 91.0,
-         "throughput_img_per_s": 1000.0, "energy_j_per_img": 0.5, "eval_cost_s": 3600.0,
+         "throughput_img_per_s": 1000.0, "energy_j_per_img": 0.5, "eval_cost_s": 3600.0, **final,
+         "final_accuracy_pct": 94.1,
          "optimal_sm_clock_mhz": 1200.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 21.5},
         {**ev, "trial_number": 1, "arch": "B", "canonical": "B", "arch_index": 12, "accuracy_pct": 80.0,
+         "final_error": "no 200-epoch record of B",
          "throughput_img_per_s": 4000.0, "energy_j_per_img": 0.25, "eval_cost_s": 1800.0,
          "optimal_sm_clock_mhz": 1100.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 30.0},
         {**ev, "trial_number": 2, "arch": "C", "canonical": "C", "arch_index": 13, "accuracy_pct": 70.0,
-         "throughput_img_per_s": 900.0, "energy_j_per_img": 0.6, "eval_cost_s": 1800.0},
+         "throughput_img_per_s": 900.0, "energy_j_per_img": 0.6, "eval_cost_s": 1800.0, **final,
+         "final_accuracy_pct": 88.0},
         {"trial_number": 3, "state": "PRUNED", "outcome": "filtered", "canonical": "D", "measure_cost_s": 2.0,
-         "measure_source": "recorded", "measure_device": "NVIDIA H200"},
-        {"trial_number": 4, "state": "COMPLETE", "outcome": "duplicate", "canonical": "A", "duplicate_of": 0},
+         "measure_source": "recorded", "measure_device": "NVIDIA H200", "filter_admit": False},
+        {"trial_number": 4, "state": "PRUNED", "outcome": "duplicate", "canonical": "A", "duplicate_of": 0},
+        {"trial_number": 5, "state": "PRUNED", "outcome": "not_recorded", "canonical": "E", "error": "no record of E"},
     ]
     number_evaluations(rows)
     mark_front(rows, objectives_for(["accuracy", "throughput", "energy"]))
     cfg = {"study_name": "demo", "budget": 5, "objectives": ["accuracy", "throughput", "energy"], "space": "tss",
            "dataset": "cifar10"}
-    return RunRecord(Path("runs/demo"), cfg, rows, {})
+    return RunRecord(Path("runs/demo"), cfg, rows, env or {})
+
+
+COVERAGE = {"profile": "p.csv.gz", "device_name": "NVIDIA H200", "space": "tss", "setting": "fp16, batch 1024",
+            "covered_classes": 1527, "total_classes": 6466, "covered_cells": 9410, "total_cells": 15625}
 
 
 def test_report_states_the_figures():
@@ -44,9 +54,29 @@ def test_report_states_the_figures():
     assert "8.00 s recorded" in text  # four cheap measurements (the duplicate is not measured again)
     hv = hv_hypervolume(points_of(rec.evaluated, rec.objectives), rec.objectives)
     assert f"{hv:.6g}" in text
-    assert "| 0 | 11 | `A` | 91.00 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | modelled |" in text
+    assert "| 0 | 11 | `A` | 91.00 | 94.10 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | modelled |" in text
+    assert "| 1 | 12 | `B` | 80.00 | – |" in text  # no final figure for B
     assert "`C`" not in text  # dominated by A, so not on the front
     assert "python -m nasenergy.search --budget 5" in text and "optuna-dashboard x" in text
+    # The search metric and the final metric are named apart.
+    assert "search metric): recorded (3), x-valid, 12 epochs" in text
+    assert "final accuracy (reported, never searched on): recorded (2), ori-test, 200 epochs, mean over" in text
+    assert "unavailable for 1 evaluations (no 200-epoch record of B)" in text
+    # Candidates outside a recorded profile are counted; the filter's skips too.
+    assert "not recorded 1" in text and "skipped 1 of 4 measured networks" in text
+    # The default-clock measurement and the modelled optimal clock are told apart.
+    assert "at the default SM clock (1980 MHz) only" in text and "optimal clock, are modelled" in text
+
+
+def test_report_states_a_partial_profile_coverage():
+    env = {"workers": {"w": {"coverage": COVERAGE, "candidate_cap": 1234, "parts": {"filter energy bound": "B0"}}}}
+    text = render_report(_record(env))
+    assert "covers 1,527 of 6,466 canonical tss classes (9,410 of 15,625 cells)" in text
+    assert "the search effectively ran over those. 1 candidates fell outside it" in text
+    assert "(cap 1,234)" in text and "its energy bound at the optimal clock: B0" in text
+    full = dict(COVERAGE, covered_classes=6466, covered_cells=15625)
+    text = render_report(_record({"workers": {"w": {"coverage": full}}}))
+    assert "covers 6,466 of 6,466" in text and "effectively" not in text
 
 
 def test_report_of_an_empty_run():

@@ -43,7 +43,7 @@ class JournalFile(BaseJournalBackend):
 
     def read_logs(self, log_number_from: int) -> Iterator[dict[str, Any]]:
         """The logs numbered ``log_number_from`` and later (a line still being written is left out)."""
-        known = max((n for n in self._offsets if n <= log_number_from), default=0)
+        known = log_number_from if log_number_from in self._offsets else self._last_known(log_number_from)
         with open(self.path, "rb") as f:
             f.seek(self._offsets[known])
             number, offset = known, self._offsets[known]
@@ -55,6 +55,11 @@ class JournalFile(BaseJournalBackend):
                 if number >= log_number_from:
                     yield json.loads(line)
                 number += 1
+
+    def _last_known(self, log_number: int) -> int:
+        """The largest log number at most ``log_number`` whose offset is known (rarely needed:
+        Optuna asks from the end of what it has read)."""
+        return max((n for n in self._offsets if n <= log_number), default=0)
 
     def append_logs(self, logs: list[dict[str, Any]]) -> None:
         """Append ``logs`` as whole lines in one write, holding the file's exclusive lock."""

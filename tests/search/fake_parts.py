@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.oracles import load_oracle
-from nasenergy.search.components import Components, arch_measurer, make_filter, make_optimal_clock
+from nasenergy.search.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
 from nasenergy.search.config import SearchConfig
 from nasenergy.testing import FakeMeter
 
@@ -28,18 +28,19 @@ DELAY_ENV = "NASENERGY_TEST_EVAL_DELAY_S"
 
 def write_table(path: Path, space: Any, *, seed: int = 0) -> Path:
     """A synthetic benchmark table (the `nasenergy.oracles.tables` wide schema) over every TSS
-    architecture: 12-epoch CIFAR-10 x-valid accuracy growing with FLOPs plus noise, and a training
-    time growing with FLOPs. Every figure is synthetic."""
+    architecture: 12-epoch CIFAR-10 x-valid accuracy growing with FLOPs plus noise, a 200-epoch
+    CIFAR-10 test accuracy 8 points above it, and a training time growing with FLOPs. Every figure
+    is synthetic."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     with path.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["arch_index", "cifar10valid_valid_acc_12ep", "cifar10valid_train_time_12ep_s"])
+        w.writerow(["arch_index", "cifar10valid_valid_acc_12ep", "cifar10valid_train_time_12ep_s", "cifar10_test_acc_200ep"])
         for i in range(space.size):
             flops = space.count(space.arch_at(i), "cifar10").flops
             acc = 10.0 + 80.0 * (1.0 - np.exp(-flops / 1.5e8)) + rng.normal(0.0, 3.0)
-            w.writerow([i, round(float(acc), 3), round(600.0 + flops / 1e6, 1)])
+            w.writerow([i, round(float(acc), 3), round(600.0 + flops / 1e6, 1), round(min(99.0, float(acc) + 8.0), 3)])
     return path
 
 
@@ -54,13 +55,17 @@ class SlowOracle:
         time.sleep(self._delay_s)
         return self._oracle.evaluate(arch, dataset, seed=seed)
 
+    def report(self, arch: Any, dataset: str) -> Any:
+        return self._oracle.report(arch, dataset)
+
     def describe(self) -> str:
         return self._oracle.describe()
 
 
 def fake_components(config: SearchConfig) -> Components:
     """The fake meter (synthetic figures for an H200-like GPU), the table oracle over the test
-    table, the configured filter, and the configured DVFS step (modelled with the H200 set)."""
+    table, the configured DVFS step (modelled with the H200 set) and the configured filter with
+    the energy bound matching that step."""
     from search_spaces import get_space
 
     space = get_space(config.space)
@@ -69,12 +74,14 @@ def fake_components(config: SearchConfig) -> Components:
     delay_s = float(os.environ.get(DELAY_ENV, "0"))
     if delay_s:
         oracle = SlowOracle(oracle, delay_s)
+    step = make_dvfs(config, meter, space)
+    bound = step.energy_bound if step else default_energy_bound(config)[0]
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),
         oracle=oracle,
-        filter=make_filter(config),
-        optimal_clock=make_optimal_clock(config, meter, space),
+        filter=make_filter(config, energy_bound=bound),
+        optimal_clock=step.optimal_clock if step else None,
         describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": config.dvfs},
     )
 

@@ -30,6 +30,7 @@ from nasenergy.search.cli import main
         ["--storage", "postgresql://u@127.0.0.1:1/db"],
         ["--benchmark", "/nonexistent/bench.npz"],
         ["--lease-s", "1"],
+        ["--estimate", "guess"],
         ["--objectives", "throughput,energy"],  # the filter predicts accuracy
         ["--no-such-flag"],
     ],
@@ -50,3 +51,11 @@ def test_the_module_entry_point_and_help():
         assert flag in done.stdout
     bad = subprocess.run([sys.executable, "-m", "nasenergy.search", "--sampler", "grid"], capture_output=True, text=True)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+
+
+def test_flags_reach_the_config():
+    from nasenergy.search.cli import build_parser, config_from_args
+
+    cfg = config_from_args(build_parser().parse_args(["--budget", "7", "--estimate", "none", "--dvfs", "none"]))
+    assert (cfg.budget, cfg.estimate, cfg.dvfs) == (7, "none", "none")
+    assert cfg.to_dict()["max_candidates"] is None  # the effective cap depends on the meter

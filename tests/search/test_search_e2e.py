@@ -10,6 +10,7 @@ from fake_parts import dashboard_get, fake_components
 from nasenergy.pareto import dominates
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
+from nasenergy.search.pipeline import evaluation_seed
 from nasenergy.search.run_files import load_run
 
 EXPECTED_FILES = (
@@ -46,6 +47,11 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
             assert r["utilization"] > 0 and r["measure_source"] == "modelled" and r["accuracy_pct"] is None
         if r["outcome"] == "evaluated":
             assert r["accuracy_source"] == "recorded" and r["eval_cost_source"] == "recorded"
+            # Searched on the 12-epoch validation accuracy; the 200-epoch test accuracy is reported.
+            assert (r["accuracy_split"], r["accuracy_schedule"]) == ("x-valid", "12")
+            assert (r["final_split"], r["final_schedule"], r["final_trial"]) == ("ori-test", "200", "mean")
+            assert r["final_accuracy_pct"] == pytest.approx(min(99.0, r["accuracy_pct"] + 8.0), abs=2e-3)
+            assert r["eval_seed"] == evaluation_seed(0, r["trial_number"])
             assert r["throughput_source"] == "modelled" == r["energy_source"] == r["dvfs_source"]
             # Scored at the energy-optimal clock: never more energy than at the default clock.
             assert r["optimal_sm_clock_mhz"] <= r["default_sm_clock_mhz"] == r["measure_sm_clock_mhz"]
@@ -56,6 +62,7 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
             original = next(o for o in run.rows if o["trial_number"] == r["duplicate_of"])
             assert original["canonical"] == r["canonical"] and original["outcome"] != "duplicate"
             assert r["accuracy_pct"] == original["accuracy_pct"]
+            assert r["state"] == "PRUNED"  # told once to the sampler, never twice
 
     # The front is non-dominated, and everything off it is dominated by it.
     objs = objectives_for(["accuracy", "throughput", "energy"])
@@ -68,9 +75,11 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
     front_csv = load_run(tmp_path / "run").rows  # re-read: pareto_front.csv holds the same rows
     assert {r["trial_number"] for r in front_csv if r["on_front"]} == {r["trial_number"] for r in run.front}
 
-    # The report's hypervolume is the front's.
+    # The report's hypervolume is the front's; it names both accuracies.
     hv = hv_hypervolume(points_of(evaluated, objs), objs)
-    assert f"**{hv:.6g}**" in (run.run_dir / "report.md").read_text()
+    report = (run.run_dir / "report.md").read_text()
+    assert f"**{hv:.6g}**" in report
+    assert "final accuracy (reported, never searched on): recorded (24), ori-test, 200 epochs" in report
 
     # config.json and env.json say what ran.
     assert run.config["budget"] == 24 and run.config["study_name"] == summary.study_name

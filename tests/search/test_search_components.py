@@ -1,0 +1,58 @@
+"""The default parts: the dominance filter's energy bound matches what the front holds, and each
+full evaluation draws its own reproducible seed."""
+
+from __future__ import annotations
+
+import pytest
+
+from nasenergy.filter import ScaledBound
+from nasenergy.search.components import default_energy_bound, make_dvfs, make_filter
+from nasenergy.search.config import SearchConfig
+from nasenergy.search.pipeline import evaluation_seed
+from nasenergy.testing import FakeMeter
+
+
+@pytest.fixture(scope="module")
+def tss():
+    from search_spaces import get_space
+
+    return get_space("tss")
+
+
+def test_the_modelled_bound_never_exceeds_the_modelled_optimum(tss):
+    config = SearchConfig(dvfs="modelled")
+    meter = FakeMeter(noise_cv=0.05, seed=1, device_name="fake H200")
+    step = make_dvfs(config, meter, tss)
+    assert step.source == "modelled" and "no margin" in step.bound_label
+    ratios = []
+    for arch in tss.sample(40, seed=2):
+        m = meter.measure_arch(arch, precision="fp16", batch_size=1024)
+        best = step.optimal_clock(arch, m).best.energy_j_per_img
+        ratios.append(step.energy_bound(m) / best)
+    assert max(ratios) <= 1.0  # safe: a candidate is never skipped on an energy it could not reach
+    assert min(ratios) > 0.5  # and tighter than the fixed default optimism (half the default energy)
+
+
+def test_without_dvfs_the_bound_is_the_measurement_itself(tss):
+    config = SearchConfig(dvfs="none")
+    assert make_dvfs(config, FakeMeter(device_name="fake H200"), tss) is None
+    bound, label = default_energy_bound(config)
+    assert bound == ScaledBound(energy_factor=1.0, noise_sigmas=0.0) and "no DVFS" in label
+    assert make_filter(config).energy_bound == bound
+    # A DVFS step without a parameter set of its own keeps the filter's fixed optimism.
+    assert default_energy_bound(SearchConfig(dvfs="measured", allow_clock_control=True))[0] == ScaledBound()
+
+
+def test_a_given_bound_reaches_the_filter():
+    def bound(_m):
+        return 1.0
+
+    assert make_filter(SearchConfig(), energy_bound=bound).energy_bound is bound
+    assert make_filter(SearchConfig(filter="none")).mode == "none"
+
+
+def test_evaluation_seeds_are_reproducible_and_distinct():
+    seeds = [evaluation_seed(0, n) for n in range(1000)]
+    assert seeds == [evaluation_seed(0, n) for n in range(1000)]
+    assert len(set(seeds)) == 1000 and all(0 <= s < 2**32 for s in seeds)
+    assert evaluation_seed(1, 5) != evaluation_seed(0, 5)

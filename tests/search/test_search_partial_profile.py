@@ -1,0 +1,101 @@
+"""A recorded profile that holds only some networks: the others are `not_recorded`, cost no budget,
+and the run says how much of the space it covered."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from fake_parts import fake_components
+from nasenergy.errors import UsageError
+from nasenergy.hardware.recorded import NotRecordedError
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.coverage import Coverage, candidate_cap, check_budget_reachable
+from nasenergy.search.run_files import load_run
+
+COVERAGE = Coverage("p.csv.gz", "NVIDIA H200", "tss", "fp16, batch 1024, input 3x32x32", 1527, 6466, 9410, 15625)
+
+
+def _config(tmp_path, **kw) -> SearchConfig:
+    base = dict(budget=12, dvfs="modelled", out=str(tmp_path / "run"), quiet=True, filter="none")
+    return SearchConfig(**{**base, **kw})
+
+
+def partial_profile(config: SearchConfig):
+    """The fake parts, as if a recorded profile lacked every class whose index is a multiple of 3."""
+    parts = fake_components(config)
+    measure, space = parts.measure, parts.space
+
+    def missing(arch) -> bool:
+        return space.index(space.canonical(arch)) % 3 == 0
+
+    def measure_recorded(arch):
+        if missing(arch):
+            raise NotRecordedError(f"no record of {space.canonical(arch)}")
+        return measure(arch)
+
+    classes = space.canonical_classes()
+    parts.measure = measure_recorded
+    parts.coverage = Coverage(
+        "fake.csv", "fake H200", "tss", "fp16", sum(not missing(c) for c in classes), len(classes),
+        sum(not missing(a) for a in space.enumerate()), space.size,
+    )
+    return parts
+
+
+def test_unrecorded_networks_are_listed_cost_no_budget_and_are_counted(tmp_path, fake_env):
+    summary = run_search(_config(tmp_path), components_factory=partial_profile)
+    run = load_run(tmp_path / "run")
+    outcomes = Counter(r["outcome"] for r in run.rows)
+    assert summary.complete and summary.stop_reason == "budget"
+    assert outcomes["evaluated"] == 12 and outcomes["not_recorded"] > 0 and outcomes["failed"] == 0
+    assert summary.outcomes["not_recorded"] == outcomes["not_recorded"]
+    first_seen: dict[str, int] = {}
+    for r in run.rows:
+        if r["outcome"] != "not_recorded":
+            continue
+        # Told to the sampler as pruned, never measured, no figures at all.
+        assert r["state"] == "PRUNED" and "no record of" in r["error"]
+        assert r["measure_source"] is None and r["accuracy_pct"] is None and r["utilization"] is None
+        if r["duplicate_of"] is None:
+            assert r["canonical"] not in first_seen
+            first_seen[r["canonical"]] = r["trial_number"]
+        else:  # a repeat points at the first candidate of its class
+            assert first_seen[r["canonical"]] == r["duplicate_of"]
+    report = (run.run_dir / "report.md").read_text()
+    assert f"not recorded {outcomes['not_recorded']}" in report
+    assert "the search effectively ran over those" in report
+    # The default cap grows with the share of cells the profile cannot answer.
+    worker = next(iter(run.env["workers"].values()))
+    coverage = Coverage.from_dict(worker["coverage"])
+    assert worker["candidate_cap"] == math.ceil(50 * 12 / coverage.cell_fraction) > 50 * 12
+
+
+def test_the_cap_and_the_budget_check():
+    config = SearchConfig(budget=200)
+    assert candidate_cap(config, None) == 10_000
+    assert candidate_cap(config, COVERAGE) == math.ceil(10_000 * 15625 / 9410)
+    assert candidate_cap(SearchConfig(budget=200, max_candidates=300), COVERAGE) == 300  # as given
+    check_budget_reachable(SearchConfig(budget=1527), COVERAGE)
+    with pytest.raises(UsageError, match=r"--budget 2000 needs 2000 distinct networks.*1,527 of 6,466.*at most 1527"):
+        check_budget_reachable(SearchConfig(budget=2000), COVERAGE)
+
+
+def test_the_shipped_profile_with_the_dominance_filter(tmp_path, table_path):
+    """The default parts on a machine without a GPU: the recorded H200 profile, the modelled DVFS
+    step and the dominance filter with the model's energy bound, which skips candidates."""
+    from nasenergy.search.components import build_components
+
+    config = _config(tmp_path, budget=60, hardware="recorded", benchmark=str(table_path), filter="dominance",
+                     target_recall=0.9)
+    summary = run_search(config, components_factory=build_components)
+    run = load_run(tmp_path / "run")
+    outcomes = Counter(r["outcome"] for r in run.rows)
+    assert summary.evaluated == 60 and outcomes["not_recorded"] > 0 and outcomes["filtered"] > 0
+    assert {r["measure_source"] for r in run.rows if r["outcome"] in ("evaluated", "filtered")} == {"recorded"}
+    report = (run.run_dir / "report.md").read_text()
+    assert "covers 1,527 of 6,466 canonical tss classes" in report
+    assert "the DVFS model's lowest energy curve (h200 parameters, no margin)" in report
+    assert "were taken at the default SM clock (1980 MHz) only" in report and "EXTRAPOLATED" in report
