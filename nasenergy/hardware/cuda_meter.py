@@ -336,7 +336,8 @@ class CudaMeter:
         if windows:
             above = idle_w if self.energy_basis == "above_idle" else None
             e = repeat_stats(window_energies(windows, above))
-            energy_j, energy_cv, basis = e.median, e.cv, self.energy_basis
+            energy_j, basis = e.median, self.energy_basis
+            energy_cv = e.cv if e.n > 1 else None  # one window says nothing of repeatability
             avg_power = statistics.median(w.avg_power_w for w in windows)
         return Measurement(
             device_name=self.device_name,
