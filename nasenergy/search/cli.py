@@ -185,11 +185,18 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(f"error: a worker process failed; {summary.evaluated} of {summary.budget} evaluations done; "
               f"resume with: {summary.resume_command}", file=sys.stderr)
         return 1
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
     if summary.stop_reason == "max_candidates":
-        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
         print(
-            f"warning: stopped at the cap of {summary.candidates} candidates with {summary.evaluated} of "
-            f"{summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
+            f"warning: stopped at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
+            f"of {summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
+            file=sys.stderr,
+        )
+    if summary.stop_reason == "exhausted":
+        print(
+            f"warning: every network the recorded profile holds has been seen, and only {summary.evaluated} of "
+            f"{summary.budget} full evaluations were possible ({counts}: the filter skipped the rest); lower "
+            "--budget, loosen the filter (--target-recall, --filter none) or measure on a GPU (--hardware cuda)",
             file=sys.stderr,
         )
     if not config.quiet:

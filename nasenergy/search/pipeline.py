@@ -79,6 +79,7 @@ class WorkerResult:
 
     Attributes:
         reason: ``budget`` (every slot finished), ``max_candidates`` (the safety cap),
+            ``exhausted`` (every network the recorded profile holds has been seen),
             ``stopped`` (asked to stop) or ``parent_gone`` (its launching process died).
         candidates: candidates this worker handled.
     """
@@ -142,6 +143,8 @@ class Worker:
             status = self.claims.status()
             if status.complete:
                 return WorkerResult("budget", self._handled)
+            if self._exhausted(status):
+                return WorkerResult("exhausted", self._handled)
             if status.orphans:
                 orphan = self.claims.adopt_orphan()
                 if orphan is not None:
@@ -157,6 +160,14 @@ class Worker:
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
+
+    def _exhausted(self, status: Any) -> bool:
+        """Whether every class a partial recorded profile holds has been seen (a new candidate can
+        then only be a duplicate or not recorded) while budget slots are still free."""
+        coverage = self.parts.coverage
+        if coverage is None or coverage.complete or status.claimed >= status.budget:
+            return False
+        return status.done + status.running + status.failed + status.filtered >= coverage.covered_classes
 
     # ------------------------------------------------------------- candidate
 

@@ -62,7 +62,8 @@ class RunSummary:
         evaluated: full evaluations the study has finished (all workers, all sessions).
         candidates: candidates the study has seen.
         outcomes: how many candidates had each outcome (see `nasenergy.search.run_files.OUTCOMES`).
-        stop_reason: ``budget``, ``max_candidates``, ``interrupted`` or ``worker_failed``.
+        stop_reason: ``budget``, ``max_candidates``, ``exhausted`` (a partial recorded profile has
+            no unseen network left), ``interrupted`` or ``worker_failed``.
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.

@@ -99,3 +99,45 @@ def test_the_shipped_profile_with_the_dominance_filter(tmp_path, table_path):
     assert "covers 1,527 of 6,466 canonical tss classes" in report
     assert "the DVFS model's lowest energy curve (h200 parameters, no margin)" in report
     assert "were taken at the default SM clock (1980 MHz) only" in report and "EXTRAPOLATED" in report
+
+
+class EveryOtherFilter:
+    """Skips every second network it is asked about (a filter that leaves the budget unreachable)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def admit(self, measurement, front, *, features=None):
+        from nasenergy.filter import Decision
+
+        self.n += 1
+        return Decision(admit=self.n % 2 == 1, reason="test", mode="test", utilization=measurement.utilization)
+
+    def observe(self, *args, **kwargs) -> None:
+        pass
+
+
+def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason(tmp_path, fake_env, capsys):
+    from nasenergy.search.cli import main
+
+    def tiny_profile(config):  # 8 recorded classes, half of them skipped by the filter
+        parts = fake_components(config)
+        measure, space = parts.measure, parts.space
+        recorded = {str(c) for c in space.canonical_classes()[::800]}
+
+        def measure_recorded(arch):
+            if str(space.canonical(arch)) not in recorded:
+                raise NotRecordedError(f"no record of {arch}")
+            return measure(arch)
+
+        parts.measure, parts.filter = measure_recorded, EveryOtherFilter()
+        parts.coverage = Coverage("tiny.csv", "fake H200", "tss", "fp16", len(recorded), 6466, 20, 15625)
+        return parts
+
+    code = main(["--budget", "8", "--sampler", "random", "--quiet", "--out", str(tmp_path / "run")],
+                components_factory=tiny_profile)
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "every network the recorded profile holds has been seen" in err and "4 of 8" in err
+    outcomes = Counter(r["outcome"] for r in load_run(tmp_path / "run").rows)
+    assert (outcomes["evaluated"], outcomes["filtered"]) == (4, 4)

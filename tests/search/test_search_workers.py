@@ -6,7 +6,11 @@ from collections import Counter
 
 import pytest
 
-from fake_parts import dashboard_get, fake_components, start_search
+from fake_parts import DELAY_ENV, dashboard_get, fake_components, start_search
+
+SLOW_EVAL_S = "0.3"
+"""Seconds per full evaluation in these tests: a worker that starts late on a loaded machine still
+finds work left (the budget would otherwise be spent before every process has started)."""
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.run_files import load_run
 
@@ -35,7 +39,7 @@ def test_three_processes_share_a_postgres_study_exactly(tmp_path, fake_env, pg_u
         start_search(
             ["--budget", str(budget), "--storage", pg_url, "--study-name", unique_name, "--dvfs", "none",
              "--filter", "none", "--quiet", "--out", str(tmp_path / f"w{k}"), "--lease-s", "20"],
-            fake_env,
+            {**fake_env, DELAY_ENV: SLOW_EVAL_S},
         )
         for k in range(3)
     ]
@@ -68,7 +72,8 @@ def test_three_processes_share_a_postgres_study_exactly(tmp_path, fake_env, pg_u
     assert unique_name in [s["study_name"] for s in studies]
 
 
-def test_worker_processes_share_the_local_journal(tmp_path, fake_env):
+def test_worker_processes_share_the_local_journal(tmp_path, fake_env, monkeypatch):
+    monkeypatch.setenv(DELAY_ENV, SLOW_EVAL_S)  # the worker processes inherit it
     budget = 16
     config = SearchConfig(budget=budget, workers=2, dvfs="none", filter="none", quiet=True, out=str(tmp_path / "run"))
     summary = run_search(config, components_factory=fake_components)
