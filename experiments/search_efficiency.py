@@ -9,20 +9,17 @@ and its cost from the NATS-Bench tables in the shared data folder (**recorded**,
 without a record **estimated** by the oracle's rate model).
 
 **Measured subspace.** The profile covers only some TSS classes. The search runs over the whole
-TSS space, but a candidate whose class is not in the profile is skipped without cost (it fails, as
-in ``python -m nasenergy.search --hardware recorded``, and spends no budget); the **true front** is
+TSS space, but a candidate whose class is not in the profile is skipped without cost (outcome
+``not_recorded`` in ``python -m nasenergy.search --hardware recorded``: no measurement, no budget);
+the **true front** is
 the Pareto front over every TSS cell whose class is in the profile. For the few cells whose
 12-epoch accuracy has several recorded runs, every run's value enters the true front, so no search
 can exceed it.
 
-Each run is the search pipeline's candidate loop (`nasenergy.search.pipeline.Worker`) replayed
-with the same parts — `space.suggest`/`canonical`, the recorded meter, the filter built by
-`nasenergy.search.components.make_filter`, the oracle of `load_oracle`, the modelled DVFS step of
-`make_optimal_clock`, the samplers of `nasenergy.search.study.make_sampler` — and the same tells
-(duplicates answered from the earlier trial, filtered candidates ``PRUNED``, failures ``FAIL``),
-but with Optuna's in-memory storage instead of the journal, claims and run files, which make a
-run too slow for many seeds. ``--check-pipeline`` runs `nasenergy.search.run_search` for seed 0 of
-the given methods and compares the sequence of evaluated networks with this loop.
+Each run is a complete search through `nasenergy.search.run_search` (the command's own pipeline:
+journal storage, claims, filter, modelled DVFS, run files), with the recorded H200 meter and the
+table oracle over the shared data. Its run folder goes to ``--work-dir`` (git-ignored ``runs/``);
+its candidates are reduced to one CSV per run here.
 
 Search cost of a run = Σ recorded NATS-Bench training+evaluation time of its full evaluations +
 Σ recorded H200 measurement time of the classes it measured (a measurement above 3× the profile's
@@ -130,14 +127,16 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None) -
     )
 
 
-def build_subspace(space: Any, meter: Any, oracle: Any, config: Any) -> Subspace:
-    """Score every profiled class and find the true front over every cell of those classes."""
-    from nasenergy.search.components import arch_measurer, make_optimal_clock
+def build_subspace(config: Any) -> Subspace:
+    """Score every profiled class with the search's own parts (`build_components`: the recorded
+    meter and the modelled DVFS step) and find the true front over every cell of those classes."""
+    from nasenergy.hardware.recorded import RecordedMeter
+    from nasenergy.search.components import build_components
     from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
 
-    measure = arch_measurer(meter, space, config)
-    optimal_clock = make_optimal_clock(config, meter, space)
-    rows = list(meter.rows())
+    parts = build_components(config)
+    space, oracle, measure, optimal_clock = parts.space, parts.oracle, parts.measure, parts.optimal_clock
+    rows = list(RecordedMeter(space=space).rows())
     costs = [float(r["measure_cost_s"]) for r in rows]
     median = float(np.median(costs))
     classes: dict[str, ClassFigures] = {}
@@ -181,111 +180,51 @@ def _possible_accuracies(oracle: Any, arch: Any, n_draws: int = 30) -> set[float
 
 # -------------------------------------------------------------------------------- one search
 
-
-@dataclass
-class _Known:
-    status: str  # evaluated | filtered | failed
-    values: list[float] | None = None
+MEASURED_OUTCOMES: tuple[str, ...] = ("evaluated", "filtered", "over_budget")
+"""Outcomes of candidates that were measured (each new profiled class is measured once)."""
 
 
-@dataclass
-class RunResult:
-    """What one search left: one row per candidate (`RUN_COLUMNS`)."""
+def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: Path) -> tuple[list[dict[str, Any]], str]:
+    """One complete search with `nasenergy.search.run_search`; its candidates as `RUN_COLUMNS` rows
+    (in trial order, with the cumulative cost and hypervolume ratio) and its stop reason."""
+    import shutil
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    stop_reason: str = "budget"
-
-
-def run_one(method: str, seed: int, budget: int, subspace: Subspace, parts: dict[str, Any]) -> RunResult:
-    """One search, candidate by candidate as `nasenergy.search.pipeline.Worker` does it.
-
-    Args:
-        method: a key of `METHODS`.
-        seed: the sampler's, the oracle's and the filter's seed (as ``--seed``).
-        budget: full evaluations.
-        subspace: the profiled classes (figures computed once with the pipeline's parts).
-        parts: ``space`` and the ``oracle`` loaded with this seed.
-    """
-    import optuna
-
-    from nasenergy.hardware.recorded import NotRecordedError
-    from nasenergy.search.components import make_filter
+    from nasenergy.search import run_search
     from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
-    from nasenergy.search.study import make_sampler
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    config = search_config(method, seed, budget)
+    folder = work_dir / f"{method.replace('+', '_')}_seed{seed:02d}"
+    if folder.exists():
+        shutil.rmtree(folder)  # a run cut short earlier: start afresh rather than resume
+    summary = run_search(search_config(method, seed, budget, out=str(folder)),
+                         resume_command="python experiments/search_efficiency.py")
+    with (folder / "candidates.csv").open(newline="") as fh:
+        cands = sorted(csv.DictReader(fh), key=lambda r: int(r["trial_number"]))
     objectives = objectives_for(OBJECTIVES)
-    space, oracle = parts["space"], parts["oracle"]
-    flt = make_filter(config)
-    study = optuna.create_study(directions=[o.sense for o in objectives],
-                                sampler=make_sampler(config.sampler, seed=seed, budget=budget))
-    states = optuna.trial.TrialState
-    known: dict[str, _Known] = {}
     front = np.empty((0, len(objectives)))
-    result = RunResult()
-    n_eval, cum_cost, hv = 0, 0.0, 0.0
-    while n_eval < budget:
-        if len(result.rows) >= config.candidate_cap:
-            result.stop_reason = "max_candidates"
-            break
-        trial = study.ask()
-        arch = space.suggest(trial)
-        canonical = str(space.canonical(arch))
-        row: dict[str, Any] = {"method": method, "seed": seed, "candidate": trial.number,
-                               "canonical": canonical, "arch_index": space.index(arch)}
-        seen = known.get(canonical)
-        if seen is not None:  # a duplicate: answered from the earlier trial, no cost
-            state = {"evaluated": states.COMPLETE, "filtered": states.PRUNED}.get(seen.status, states.FAIL)
-            study.tell(trial, seen.values if state == states.COMPLETE else None, state=state)
-            row["outcome"] = "duplicate"
-        else:
-            fig = subspace.classes.get(canonical)
-            if fig is None:  # outside the measured subspace: skipped without cost
-                known[canonical] = _Known("failed")
-                study.tell(trial, None, state=states.FAIL)
-                row["outcome"] = "failed"
-                if parts.get("check_not_recorded"):
-                    _assert_not_recorded(parts["meter"], arch, NotRecordedError)
-            else:
-                m = fig.measurement
-                cum_cost += fig.cost_s
-                row.update(measure_cost_s=fig.cost_s, utilization=m.utilization)
-                decision = flt.admit(m, front, features=space.features(arch))
-                row["filter_reason"] = decision.reason
-                if not decision.admit:
-                    known[canonical] = _Known("filtered")
-                    study.tell(trial, None, state=states.PRUNED)
-                    row["outcome"] = "filtered"
-                else:
-                    ev = oracle.evaluate(arch, DATASET)
-                    values = [float(ev.accuracy_pct), fig.throughput_img_per_s, fig.energy_j_per_img]
-                    study.tell(trial, values, state=states.COMPLETE)
-                    known[canonical] = _Known("evaluated", values)
-                    flt.observe(m, values[0], features=space.features(arch),
-                                throughput_img_per_s=values[1], energy_j_per_img=values[2])
-                    pts = np.vstack([front, np.asarray(values)[None, :]])
-                    mask = front_mask(pts, objectives)
-                    if mask[-1]:
-                        front = pts[mask]
-                        hv = hv_hypervolume(front, objectives)
-                    n_eval += 1
-                    cum_cost += float(ev.cost_s)
-                    row.update(outcome="evaluated", evaluation_number=n_eval, accuracy_pct=values[0],
-                               throughput_img_per_s=values[1], energy_j_per_img=values[2],
-                               eval_cost_s=float(ev.cost_s), eval_cost_source=ev.cost_source)
-        row.update(cum_cost_s=cum_cost, hv=hv, hv_ratio=hv / subspace.true_hv)
-        result.rows.append(row)
-    return result
-
-
-def _assert_not_recorded(meter: Any, arch: Any, error: type) -> None:
-    """The recorded meter agrees that `arch` is outside the profile."""
-    try:
-        meter.measure_arch(arch, precision="fp16", batch_size=1024)
-    except error:
-        return
-    raise AssertionError(f"{arch} is in the profile but was not found among its classes")
+    rows, cum_cost, hv, n_eval = [], 0.0, 0.0, 0
+    for c in cands:
+        row: dict[str, Any] = {"method": method, "seed": seed, "candidate": int(c["trial_number"]),
+                               "outcome": c["outcome"], "canonical": c["canonical"], "arch_index": c["arch_index"],
+                               "filter_reason": c["filter_reason"] or None}
+        fig = sub.classes.get(c["canonical"])
+        if c["outcome"] in MEASURED_OUTCOMES and fig is not None:
+            cum_cost += fig.cost_s
+            row.update(measure_cost_s=fig.cost_s, utilization=float(c["utilization"]))
+        if c["outcome"] == "evaluated":
+            values = [float(c["accuracy_pct"]), float(c["throughput_img_per_s"]), float(c["energy_j_per_img"])]
+            pts = np.vstack([front, np.asarray(values)[None, :]])
+            mask = front_mask(pts, objectives)
+            if mask[-1]:
+                front = pts[mask]
+                hv = hv_hypervolume(front, objectives)
+            n_eval += 1
+            cum_cost += float(c["eval_cost_s"])
+            row.update(evaluation_number=n_eval, accuracy_pct=values[0], throughput_img_per_s=values[1],
+                       energy_j_per_img=values[2], eval_cost_s=float(c["eval_cost_s"]),
+                       eval_cost_source=c["eval_cost_source"])
+        row.update(cum_cost_s=cum_cost, hv=hv, hv_ratio=hv / sub.true_hv)
+        rows.append(row)
+    return rows, summary.stop_reason
 
 
 # ------------------------------------------------------------------------------ run files
@@ -296,14 +235,14 @@ def run_path(out: Path, method: str, seed: int) -> Path:
     return out / "runs" / f"{method.replace('+', '_')}_seed{seed:02d}.csv"
 
 
-def write_run(path: Path, result: RunResult) -> None:
+def write_run(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write a run's rows atomically (a partial file never looks like a finished run)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=RUN_COLUMNS, lineterminator="\n")
         w.writeheader()
-        for r in result.rows:
+        for r in rows:
             w.writerow({k: _fmt(r.get(k)) for k in RUN_COLUMNS})
     os.replace(tmp, path)
 
@@ -326,37 +265,26 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(budget: int) -> None:
-    """Per process: the space, meter and subspace (built once)."""
-    from nasenergy.hardware.recorded import RecordedMeter
-    from nasenergy.oracles import load_oracle
-    from search_spaces import get_space
+    """Per process: the measured subspace (built once)."""
+    import optuna
 
-    space = get_space("tss")
-    meter = RecordedMeter(space=space)
-    config = search_config("tpe", 0, budget)
-    oracle = load_oracle(config.benchmark, space, seed=0)
-    _WORKER.update(space=space, meter=meter, subspace=build_subspace(space, meter, oracle, config),
-                   budget=budget)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget)), budget=budget)
 
 
-def _do_run(job: tuple[str, int, str]) -> tuple[str, int, float, str, int]:
-    from nasenergy.oracles import load_oracle
-
-    method, seed, out = job
+def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:
+    method, seed, out, work_dir = job
     t0 = time.perf_counter()
-    space = _WORKER["space"]
-    parts = {"space": space, "meter": _WORKER["meter"], "check_not_recorded": seed == 0,
-             "oracle": load_oracle(search_config(method, seed, _WORKER["budget"]).benchmark, space, seed=seed)}
-    result = run_one(method, seed, _WORKER["budget"], _WORKER["subspace"], parts)
-    write_run(run_path(Path(out), method, seed), result)
-    return method, seed, time.perf_counter() - t0, result.stop_reason, len(result.rows)
+    rows, reason = run_pipeline(method, seed, _WORKER["budget"], _WORKER["subspace"], Path(work_dir))
+    write_run(run_path(Path(out), method, seed), rows)
+    return method, seed, time.perf_counter() - t0, reason, len(rows)
 
 
-def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path, jobs: int,
+def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path, work_dir: Path, jobs: int,
             deadline_s: float | None) -> list[tuple[str, int, float, str, int]]:
     """Every (method, seed) whose CSV is missing, seed-major (so a cut-off run set stays balanced
     across methods); stops starting new runs after ``deadline_s`` seconds."""
-    todo = [(m, s, str(out)) for s in seeds for m in methods if not run_path(out, m, s).is_file()]
+    todo = [(m, s, str(out), str(work_dir)) for s in seeds for m in methods if not run_path(out, m, s).is_file()]
     print(f"{len(todo)} runs to do ({len(methods) * len(seeds) - len(todo)} already done)", flush=True)
     done: list[tuple[str, int, float, str, int]] = []
     if not todo:
@@ -759,8 +687,10 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         f"{WARMUP_FACTOR:g}× the median) and are charged the median.",
         "* Wall time per run on this shared 2-core machine (median over the logged runs, "
         f"`{TIMINGS_CSV}`): " + (", ".join(f"{k} {np.median(v):.0f} s" for k, v in timings.items()) or "not logged")
-        + ". Runs under `tpe` with a filter are slow because TPE re-proposes networks it has already "
-        "seen: each duplicate is a new Optuna trial, and TPE's cost grows with the number of trials.",
+        + ".",
+        "* Each run is a complete `nasenergy.search.run_search` (duplicates and candidates outside the "
+        "profile are told to the sampler as pruned; each evaluation draws its benchmark training run "
+        "from the study's seed and the trial number); the run folders are not kept here.",
         "",
         "Files: `runs/*.csv` (one row per candidate of each run: outcome, figures, costs, ratio so "
         "far), `curves.csv` (mean and CI per number of evaluations), `summary.csv`, `speedups.csv`, "
@@ -768,35 +698,6 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "",
     ]
     (out / "README.md").write_text("\n".join(lines))
-
-
-def check_pipeline(methods: Sequence[str], budget: int, out: Path, sub: Subspace) -> list[str]:
-    """Run `nasenergy.search.run_search` (seed 0) for `methods` and compare its evaluated
-    networks, in order, with this script's loop; one line per method."""
-    from nasenergy.search import run_search
-
-    lines = []
-    for m in methods:
-        ours = [r for r in read_run(run_path(out, m, 0)) if r["outcome"] == "evaluated"]
-        t0 = time.perf_counter()
-        folder = out / "pipeline_check" / m.replace("+", "_")
-        summary = run_search(search_config(m, 0, budget, out=str(folder)))
-        wall = time.perf_counter() - t0
-        with (summary.out_dir / "candidates.csv").open(newline="") as fh:
-            theirs = [r for r in csv.DictReader(fh) if r["outcome"] == "evaluated"]
-        theirs.sort(key=lambda r: int(r["trial_number"]))
-        same = [a["canonical"] == b["canonical"] for a, b in zip(ours, theirs)]
-        first_diff = same.index(False) + 1 if False in same else None
-        acc_same = all(math.isclose(float(a["accuracy_pct"]), float(b["accuracy_pct"]))
-                       for a, b in zip(ours, theirs))
-        lines.append(
-            f"Pipeline check, {m}, seed 0: `run_search` ({wall:.0f} s) evaluated {len(theirs)} networks; "
-            + (f"the same {len(ours)} as this loop, in the same order, with the same accuracies"
-               if first_diff is None and len(ours) == len(theirs) and acc_same
-               else f"the sequences agree up to evaluation {first_diff or min(len(ours), len(theirs))}"
-               + (" (accuracies differ)" if not acc_same else ""))
-            + ".")
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -808,7 +709,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deadline-min", type=float, default=None, help="start no new run after this many minutes")
     p.add_argument("--summarize-only", action="store_true",
                    help="run nothing; summarize the runs already in OUT/runs for --methods and --seeds")
-    p.add_argument("--check-pipeline", default="", help="methods to re-run through run_search (seed 0)")
+    p.add_argument("--work-dir", type=Path, default=ROOT / "runs" / "search_efficiency",
+                   help="where each search's run folder goes (git-ignored by default)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     try:
@@ -818,18 +720,15 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--methods: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(METHODS)}")
         if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
             raise UsageError("--seeds, --budget and --jobs must be at least 1")
-        checks = [m.strip() for m in args.check_pipeline.split(",") if m.strip()]
-        if any(m not in METHODS for m in checks):
-            raise UsageError(f"--check-pipeline: choose from {', '.join(METHODS)}")
         seeds = list(range(args.seeds))
         t0 = time.perf_counter()
         done = [] if args.summarize_only else run_all(
-            methods, seeds, args.budget, args.out, args.jobs,
+            methods, seeds, args.budget, args.out, args.work_dir, args.jobs,
             None if args.deadline_min is None else 60 * args.deadline_min)
         timings = read_timings(args.out)
         _init_worker(args.budget)
         sub = _WORKER["subspace"]
-        check = check_pipeline(checks, args.budget, args.out, sub) if checks else _old_checks(args.out)
+        check: list[str] = []
         curves = load_curves(args.out, methods, seeds, args.budget)
         if not curves:
             raise UsageError("no finished runs to summarize")
@@ -843,8 +742,6 @@ def main(argv: list[str] | None = None) -> int:
             write_table(speed, args.out / "speedups.csv")
         _write_front(sub, args.out / "true_front.csv")
         plot(curves, args.out, args.budget)
-        if check:
-            (args.out / "pipeline_check.txt").write_text("\n".join(check) + "\n")
         from search_spaces import get_space
 
         space = get_space("tss")
@@ -860,11 +757,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     return 0
-
-
-def _old_checks(out: Path) -> list[str]:
-    path = out / "pipeline_check.txt"
-    return path.read_text().splitlines() if path.is_file() else []
 
 
 def _write_front(sub: Subspace, path: Path) -> None:

@@ -35,7 +35,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
@@ -95,15 +95,24 @@ class DvfsStep:
     bound_label: str
 
 
-def default_energy_bound(config: SearchConfig) -> tuple[Any, str]:
-    """The dependency-free energy bound for ``config`` and its label: the measurement itself
-    without DVFS, else `nasenergy.filter.ScaledBound`'s default optimism."""
+class EnergyBoundChoice(NamedTuple):
+    """An energy bound for the dominance filter and the line naming it in the report."""
+
+    bound: EnergyBoundFn
+    label: str
+
+
+def default_energy_bound(config: SearchConfig) -> EnergyBoundChoice:
+    """The dependency-free energy bound for ``config``: the measurement itself without DVFS, else
+    `nasenergy.filter.ScaledBound`'s default optimism."""
     from nasenergy.filter import ScaledBound
 
     if config.dvfs == "none":
-        return ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
+        return EnergyBoundChoice(
+            ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
+        )
     bound = ScaledBound()
-    return bound, f"default-clock energy x {bound.energy_factor} (fixed optimism)"
+    return EnergyBoundChoice(bound, f"default-clock energy x {bound.energy_factor} (fixed optimism)")
 
 
 def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = None) -> Any:
@@ -124,7 +133,7 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
     options: dict[str, Any] = {"target_recall": config.target_recall, "objectives": tuple(config.objectives)}
     if config.filter == "dominance":
         options["seed"] = config.seed
-        options["energy_bound"] = energy_bound if energy_bound is not None else default_energy_bound(config)[0]
+        options["energy_bound"] = energy_bound if energy_bound is not None else default_energy_bound(config).bound
     try:
         return UtilizationFilter.create(config.filter, **options)
     except FilterError as exc:
@@ -203,8 +212,8 @@ def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
         )
     measured = _measured_optimal_clock(config, meter, space)
     if params is None:
-        bound, label = default_energy_bound(config)
-        return DvfsStep("measured", measured, bound, label)
+        fixed = default_energy_bound(config)
+        return DvfsStep("measured", measured, fixed.bound, fixed.label)
     from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
 
     return DvfsStep(
@@ -281,21 +290,21 @@ def build_components(config: SearchConfig) -> Components:
     check_budget_reachable(config, coverage)
     oracle = load_oracle(config.benchmark, space, seed=config.seed, estimate=config.estimate)
     step = make_dvfs(config, meter, space)
-    bound, bound_label = (step.energy_bound, step.bound_label) if step else default_energy_bound(config)
+    bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
     describe = {
         "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else step.source,
     }
     if config.filter == "dominance":
-        describe["filter energy bound"] = bound_label
+        describe["filter energy bound"] = bound.label
     if announce is not None and coverage is not None and not coverage.complete:
         announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),
         oracle=oracle,
-        filter=make_filter(config, energy_bound=bound),
+        filter=make_filter(config, energy_bound=bound.bound),
         optimal_clock=None if step is None else step.optimal_clock,
         describe=describe,
         coverage=coverage,

@@ -143,13 +143,13 @@ class Worker:
             status = self.claims.status()
             if status.complete:
                 return WorkerResult("budget", self._handled)
-            if self._exhausted(status):
-                return WorkerResult("exhausted", self._handled)
             if status.orphans:
                 orphan = self.claims.adopt_orphan()
                 if orphan is not None:
                     self._finish_orphan(orphan)
                     continue
+            if self._exhausted(status):
+                return WorkerResult("exhausted", self._handled)
             if status.claimed >= status.budget:
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue

@@ -142,6 +142,8 @@ def run_search(
             files = write_outputs(config, study, spec, resume_command)
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
+            if reason == "budget" and not status.complete:  # worker processes stopped short
+                reason = _short_reason(study, len(trials))
         finally:
             claims.close()
     return RunSummary(
@@ -156,6 +158,14 @@ def run_search(
         resume_command=resume_command,
         dashboard_command=spec.dashboard_command(),
     )
+
+
+def _short_reason(study: Any, n_candidates: int) -> str:
+    """Why worker processes stopped before the budget: the candidate cap they recorded, else a
+    partial profile with no unseen network left."""
+    caps = [v.get("candidate_cap") for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)]
+    caps = [c for c in caps if c]
+    return "max_candidates" if caps and n_candidates >= min(caps) else "exhausted"
 
 
 # ------------------------------------------------------------------------------------- workers

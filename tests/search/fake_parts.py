@@ -75,7 +75,7 @@ def fake_components(config: SearchConfig) -> Components:
     if delay_s:
         oracle = SlowOracle(oracle, delay_s)
     step = make_dvfs(config, meter, space)
-    bound = step.energy_bound if step else default_energy_bound(config)[0]
+    bound = step.energy_bound if step else default_energy_bound(config).bound
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),

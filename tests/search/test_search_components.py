@@ -40,7 +40,7 @@ def test_without_dvfs_the_bound_is_the_measurement_itself(tss):
     assert bound == ScaledBound(energy_factor=1.0, noise_sigmas=0.0) and "no DVFS" in label
     assert make_filter(config).energy_bound == bound
     # A DVFS step without a parameter set of its own keeps the filter's fixed optimism.
-    assert default_energy_bound(SearchConfig(dvfs="measured", allow_clock_control=True))[0] == ScaledBound()
+    assert default_energy_bound(SearchConfig(dvfs="measured", allow_clock_control=True)).bound == ScaledBound()
 
 
 def test_a_given_bound_reaches_the_filter():
