@@ -11,8 +11,7 @@ without a record **estimated** by the oracle's rate model).
 **Measured subspace.** The profile covers only some TSS classes. The search runs over the whole
 TSS space, but a candidate whose class is not in the profile is skipped without cost (outcome
 ``not_recorded`` in ``python -m nasenergy.search --hardware recorded``: no measurement, no budget);
-the **true front** is
-the Pareto front over every TSS cell whose class is in the profile. For the few cells whose
+the **true front** is the Pareto front over every TSS cell whose class is in the profile. For the few cells whose
 12-epoch accuracy has several recorded runs, every run's value enters the true front, so no search
 can exceed it.
 
@@ -26,7 +25,7 @@ Search cost of a run = Σ recorded NATS-Bench training+evaluation time of its fu
 median cost is a measuring run's warm-up and is charged the median). The two are on different GPUs
 (NATS-Bench's and the H200); both are GPU wall-clock seconds.
 
-Writes one CSV per (method, seed) to ``OUT/runs/`` (runs already there are kept: the script
+Writes one gzipped CSV per (method, seed) to ``OUT/runs/`` (runs already there are kept: the script
 resumes), then ``curves.csv``, ``summary.csv``, ``hv_vs_evaluations.png``, ``hv_vs_cost.png`` and
 ``README.md``::
 
@@ -37,12 +36,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import math
 import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -232,14 +232,14 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
 
 def run_path(out: Path, method: str, seed: int) -> Path:
     """The CSV of one (method, seed)."""
-    return out / "runs" / f"{method.replace('+', '_')}_seed{seed:02d}.csv"
+    return out / "runs" / f"{method.replace('+', '_')}_seed{seed:02d}.csv.gz"
 
 
 def write_run(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write a run's rows atomically (a partial file never looks like a finished run)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as fh:
+    with gzip.open(tmp, "wt", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=RUN_COLUMNS, lineterminator="\n")
         w.writeheader()
         for r in rows:
@@ -256,8 +256,8 @@ def _fmt(v: Any) -> Any:
 
 
 def read_run(path: Path) -> list[dict[str, str]]:
-    """The rows of a run CSV."""
-    with path.open(newline="") as fh:
+    """The rows of a run CSV (gzipped)."""
+    with gzip.open(path, "rt", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
@@ -692,7 +692,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "profile are told to the sampler as pruned; each evaluation draws its benchmark training run "
         "from the study's seed and the trial number); the run folders are not kept here.",
         "",
-        "Files: `runs/*.csv` (one row per candidate of each run: outcome, figures, costs, ratio so "
+        "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, ratio so "
         "far), `curves.csv` (mean and CI per number of evaluations), `summary.csv`, `speedups.csv`, "
         "`true_front.csv`, `hv_vs_evaluations.png`, `hv_vs_cost.png`.",
         "",
@@ -711,6 +711,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="run nothing; summarize the runs already in OUT/runs for --methods and --seeds")
     p.add_argument("--work-dir", type=Path, default=ROOT / "runs" / "search_efficiency",
                    help="where each search's run folder goes (git-ignored by default)")
+    p.add_argument("--note", action="append", default=[], help="a line for the README's notes (repeatable)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
     try:
@@ -728,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
         timings = read_timings(args.out)
         _init_worker(args.budget)
         sub = _WORKER["subspace"]
-        check: list[str] = []
+        check: list[str] = list(args.note)
         curves = load_curves(args.out, methods, seeds, args.budget)
         if not curves:
             raise UsageError("no finished runs to summarize")
@@ -746,7 +747,8 @@ def main(argv: list[str] | None = None) -> int:
 
         space = get_space("tss")
         n_classes = len({str(space.canonical(space.arch_at(i))) for i in range(space.size)})
-        cmd = "python experiments/search_efficiency.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        cmd = "python experiments/search_efficiency.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]) if a not in args.note and a != "--note")
         write_readme(args.out, sub, summary, speed, args.budget, args.seeds, timings, check, n_classes, cmd.strip())
         for r in summary:
             print(f"{r['method']:>14}: ratio at {args.budget} {r[f'hv_ratio_at_{args.budget}_mean']:.3f} "
