@@ -7,7 +7,7 @@ at the optimal clock against the default clock, next to the 19.6-26.4% inference
 Tang et al. (e-Energy 2019) measured on the GPUs they tested. The default-clock figures are
 recorded measurements; every other clock is modelled.
 
-Writes ``results/dvfs_h200_savings/{per_cell.csv, summary.csv, README.md, savings_hist.png}``.
+Writes ``results/dvfs_h200_savings/{per_cell.csv.gz, summary.csv, README.md, savings_hist.png}``.
 
     python experiments/dvfs_h200_savings.py [--profile nasenergy/data/h200_tss_profile.csv.gz]
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -149,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                         "max_probes": max(int(c["n_probes"]) for c in mine),
                         "search_max_steps_off": max(int(c["search_steps_off"]) for c in mine),
                     })
-        _write(args.out / "per_cell.csv", per_cell)
+        _write(args.out / "per_cell.csv.gz", per_cell)
         _write(args.out / "summary.csv", summary)
         _plot(per_cell, args.out / "savings_hist.png")
         (args.out / "README.md").write_text(_readme(summary, h200, args.profile, skipped, rows))
@@ -165,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(path: Path, rows: list[dict]) -> None:
-    with path.open("w", newline="") as fh:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
@@ -286,7 +288,7 @@ def _readme(summary: list[dict], h200: GpuDvfsParams, profile: Path, skipped: in
         "* A measured H200 sweep of a few cells (`MeasuredBackend`, needs root and "
         "`--allow-clock-control`) would replace the extrapolation by a calibration.",
         "",
-        "Files: `per_cell.csv` (one row per cell, parameter variant and mode), `summary.csv`, "
+        "Files: `per_cell.csv.gz` (one row per cell, parameter variant and mode), `summary.csv`, "
         "`savings_hist.png`.",
         "",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import subprocess
 import sys
 from pathlib import Path
@@ -45,14 +46,14 @@ def test_savings_on_synthetic_profile(tmp_path) -> None:
     out = tmp_path / "out"
     r = _run("--profile", str(profile), "--out", str(out))
     assert r.returncode == 0, r.stderr
-    assert {"per_cell.csv", "summary.csv", "README.md", "savings_hist.png"} <= {
+    assert {"per_cell.csv.gz", "summary.csv", "README.md", "savings_hist.png"} <= {
         p.name for p in out.iterdir()}
     summary = list(csv.DictReader((out / "summary.csv").open()))
     main = [s for s in summary if s["mode"] == "min-energy" and s["params"].startswith("a100")]
     assert main and int(main[0]["n_cells"]) == 24
     assert 0 < float(main[0]["saving_median"]) < 1
     assert int(main[0]["max_probes"]) <= 10 and int(main[0]["search_max_steps_off"]) <= 1
-    cells = list(csv.DictReader((out / "per_cell.csv").open()))
+    cells = list(csv.DictReader(gzip.open(out / "per_cell.csv.gz", "rt")))
     assert all(c["source_best"] == "modelled" and c["source_default"] == "recorded" for c in cells)
     assert "EXTRAPOLATED" in (out / "README.md").read_text()
 
