@@ -20,7 +20,7 @@ from nasenergy.dvfs.calibrate import Calibration, calibrate
 from nasenergy.dvfs.model import power_w, time_ratio
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params
 from nasenergy.dvfs.published import SETS, PublishedSet
-from nasenergy.errors import NasEnergyError
+from nasenergy._cli import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--params-dir", type=Path, default=ROOT / "nasenergy" / "dvfs" / "params")
     ap.add_argument("--results-dir", type=Path, default=ROOT / "results" / "dvfs_calibration")
     args = ap.parse_args(argv)
-    try:
+    def body() -> int | None:
         args.params_dir.mkdir(parents=True, exist_ok=True)
         args.results_dir.mkdir(parents=True, exist_ok=True)
         rows = []
@@ -178,10 +178,8 @@ def main(argv: list[str] | None = None) -> int:
             w.writeheader()
             w.writerows(rows)
         (args.results_dir / "README.md").write_text(readme(rows, written))
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

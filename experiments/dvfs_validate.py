@@ -23,7 +23,7 @@ import numpy as np
 from nasenergy.dvfs.published import EXCLUDED, SETS
 from nasenergy.dvfs.validation import (HOST_BOUND_BUSY, Summary, WorkloadResult,
                                        leave_one_group_out, summarise)
-from nasenergy.errors import NasEnergyError
+from nasenergy._cli import run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_validation"
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="published sweep sets to validate on (default: all)")
     ap.add_argument("--out", type=Path, default=OUT, help="output folder")
     args = ap.parse_args(argv)
-    try:
+    def body() -> int | None:
         args.out.mkdir(parents=True, exist_ok=True)
         results: dict[str, list[WorkloadResult]] = {}
         summaries: list[Summary] = []
@@ -244,10 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in summaries:
             print(f"{s.gpu[:30]:30s} [{s.subset}] {s.variant:45s} median {_fmt(s.regret_median)} "
                   f"worst {_fmt(s.regret_max)}")
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy._cli import run_main
+from nasenergy.errors import DataNotFoundError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "measurement_cost"
@@ -273,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="assumed board power while training, W (default 300, an assumption)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args(argv)
-    try:
+    def body() -> int | None:
         if not args.train_power_w > 0:
             raise UsageError(f"--train-power-w must be positive, got {args.train_power_w}")
         if not args.profile.is_file():
@@ -300,10 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in table:
             print(f"{r.item}: {r.gpu_s_median:.3g} s (p90 {r.gpu_s_p90:.3g}), "
                   f"{_fmt_j(r.energy_j_low)}-{_fmt_j(r.energy_j_high)}")
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+
+    return run_main(body)
 
 
 if __name__ == "__main__":
