@@ -23,6 +23,13 @@ Usage (on a GPU machine)::
 
     PYTHONPATH=. python3 experiments/profile_tss_space.py measure --time-limit-s 540 --chunk-dir $OUT
     python experiments/profile_tss_space.py merge chunks/*.csv
+
+On a machine of several GPUs, run one process per GPU, each on its own share of the classes::
+
+    for i in $(seq 0 $((N - 1))); do
+        CUDA_VISIBLE_DEVICES=$i PYTHONPATH=. python3 experiments/profile_tss_space.py measure \
+            --shard $i/$N --chunk-dir $OUT &
+    done; wait
 """
 
 from __future__ import annotations
@@ -71,6 +78,17 @@ def _done_keys(paths: list[Path]) -> set[tuple[str, str, int]]:
     return keys
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N``."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"shard must look like K/N, e.g. 0/2; got {text!r}") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"shard {text!r}: need 0 <= K < N")
+    return k, n
+
+
 def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in (("energy_window_s", args.energy_window_s),
                               ("energy_repeats", args.energy_repeats)) if v is not None}
@@ -78,6 +96,12 @@ def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _run_columns(meter: Any) -> dict[str, Any]:
+    """The optional profile columns that describe this measuring run."""
+    return {"gpu_uuid": meter.nvml_device.uuid if meter.nvml_device is not None else "",
+            "energy_window_s": meter.energy_window_s, "energy_windows": meter.energy_repeats}
 
 
 def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[tuple[str, int, bool]],
@@ -89,14 +113,14 @@ def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[
                           precision=precision, channels_last=channels_last)
         yield measurement_to_row(m, canonical_arch=str(arch), arch_index=space.index(arch),
                                  driver_version=meter.driver_version or "", torch_version=torch_version,
-                                 measured_at=_utc_now())
+                                 measured_at=_utc_now(), **_run_columns(meter))
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
     import torch
 
     from nasenergy.hardware.cuda_meter import CudaMeter
-    from nasenergy.hardware.recorded import PROFILE_COLUMNS
+    from nasenergy.hardware.recorded import WRITTEN_COLUMNS
     from search_spaces import get_space
 
     t_start = time.perf_counter()
@@ -110,18 +134,22 @@ def cmd_measure(args: argparse.Namespace) -> int:
     done = _done_keys(done_files)
     todo = [a for a in class_order(space, args.seed)
             if any((str(a), p, b) not in done for p, b, _ in settings)]
+    shard, n_shards = args.shard
+    todo = todo[shard::n_shards]
     if args.max_classes is not None:
         todo = todo[: args.max_classes]
-    print(f"{len(todo)} classes to measure ({len(done)} rows already done)", flush=True)
+    print(f"{len(todo)} classes to measure in shard {shard}/{n_shards} ({len(done)} rows already done)",
+          flush=True)
     if not todo:
         return 0
     meter = CudaMeter(**_energy_options(args))
     meter.idle_power_w()
-    chunk = args.chunk_dir / f"chunk_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}.csv"
+    suffix = f"_shard{shard}of{n_shards}" if n_shards > 1 else ""
+    chunk = args.chunk_dir / f"chunk_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}{suffix}.csv"
     per_class: list[float] = []
     n_rows = 0
     with open(chunk, "w", newline="") as f, concurrent.futures.ThreadPoolExecutor(1) as pool:
-        writer = csv.DictWriter(f, fieldnames=PROFILE_COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
         writer.writeheader()
         f.flush()
         future = pool.submit(space.build, todo[0], "cifar10")
@@ -160,12 +188,29 @@ def merge_rows(profile_rows: list[dict[str, str]], chunk_rows: list[dict[str, st
                                                   int(r["batch_size"]), r["input_shape"]))
 
 
+def fill_empty(rows: list[dict[str, str]], values: dict[str, str]) -> list[dict[str, str]]:
+    """`rows` with each column in `values` set where it is empty (for runs whose settings were
+    recorded outside the CSV)."""
+    return [{**r, **{k: v for k, v in values.items() if not r.get(k)}} for r in rows]
+
+
+def parse_fill(text: str) -> tuple[str, str]:
+    """``"COLUMN=VALUE"`` for an optional profile column."""
+    from nasenergy.hardware.recorded import OPTIONAL_COLUMNS
+
+    key, sep, value = text.partition("=")
+    if not sep or key not in OPTIONAL_COLUMNS:
+        raise argparse.ArgumentTypeError(
+            f"--fill wants COLUMN=VALUE with COLUMN one of {', '.join(OPTIONAL_COLUMNS)}; got {text!r}")
+    return key, value
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     from nasenergy.hardware.recorded import read_profile, write_profile
 
     existing = read_profile(args.profile) if args.profile.is_file() else []
     new = [r for path in args.chunks for r in complete_rows(path)]
-    rows = merge_rows(existing, new)
+    rows = fill_empty(merge_rows(existing, new), dict(args.fill))
     n = write_profile(rows, args.profile)
     size_kb = args.profile.stat().st_size / 1024
     print(f"{args.profile}: {n} rows ({n - len(existing)} new), {size_kb:.0f} KiB")
@@ -204,6 +249,7 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
             "energy_rel_diff": (new.energy_j_per_img / old.energy_j_per_img - 1
                                 if old.energy_j_per_img and new.energy_j_per_img else ""),
             "measured_old": rows[i]["measured_at"], "measured_new": _utc_now(),
+            "gpu_uuid_old": rows[i]["gpu_uuid"], "gpu_uuid_new": _run_columns(meter)["gpu_uuid"],
         })
     meter.close()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -237,12 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--time-limit-s", type=float, default=540.0)
     m.add_argument("--max-classes", type=int)
     m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="K/N",
+                   help="measure only every N-th class starting at K (one process per GPU)")
     m.add_argument("--fp32", action="store_true", help="also fp32 at batch size 256")
     m.add_argument("--energy-window-s", type=float, help="default: the meter's")
     m.add_argument("--energy-repeats", type=int, help="default: the meter's")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
     g.add_argument("chunks", type=Path, nargs="+")
     g.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
+    g.add_argument("--fill", type=parse_fill, action="append", default=[], metavar="COLUMN=VALUE",
+                   help="set an optional column where it is empty (repeatable)")
     r = sub.add_parser("remeasure", help="re-measure N profiled classes; agreement report")
     r.add_argument("n", type=int)
     r.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)

@@ -5,7 +5,9 @@ are every `Measurement` field (``input_shape`` written as ``3x32x32``; ``None`` 
 floats to 7 significant digits)
 plus `EXTRA_COLUMNS`: ``canonical_arch`` (the class representative's string), ``arch_index`` (the
 official NATS index of the cell that was built), ``driver_version``, ``torch_version`` and
-``measured_at`` (ISO 8601, UTC).
+``measured_at`` (ISO 8601, UTC). `OPTIONAL_COLUMNS` describe the measuring run (``gpu_uuid``,
+``energy_window_s``: the least length of an energy window, ``energy_windows``: how many windows
+were taken); a profile without them reads as if they were empty.
 
 `RecordedMeter` answers for any member of a recorded class through ``space.canonical(arch)`` and
 marks the result ``source="recorded"``. It replays; it cannot measure an arbitrary network.
@@ -34,6 +36,9 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(
 EXTRA_COLUMNS: tuple[str, ...] = ("canonical_arch", "arch_index", "driver_version", "torch_version",
                                   "measured_at")
 PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + MEASUREMENT_COLUMNS
+OPTIONAL_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows")
+#: The columns `write_profile` writes, in order.
+WRITTEN_COLUMNS: tuple[str, ...] = PROFILE_COLUMNS + OPTIONAL_COLUMNS
 
 _INT_FIELDS = {"batch_size", "params", "n_repeats"}
 _STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "source"}
@@ -56,11 +61,15 @@ def shape_from_str(text: str) -> tuple[int, ...]:
 
 
 def measurement_to_row(m: Measurement, **extra: Any) -> dict[str, str]:
-    """A profile row (all strings) for `m` plus the `EXTRA_COLUMNS` given as keywords."""
+    """A profile row (all strings) for `m` plus the `EXTRA_COLUMNS` (and any `OPTIONAL_COLUMNS`)
+    given as keywords."""
     missing = set(EXTRA_COLUMNS) - set(extra)
     if missing:
         raise ValueError(f"profile row lacks {sorted(missing)}")
-    row = {k: "" if extra[k] is None else str(extra[k]) for k in EXTRA_COLUMNS}
+    unknown = set(extra) - set(EXTRA_COLUMNS) - set(OPTIONAL_COLUMNS)
+    if unknown:
+        raise ValueError(f"not profile columns: {sorted(unknown)}")
+    row = {k: "" if extra.get(k) is None else str(extra[k]) for k in EXTRA_COLUMNS + OPTIONAL_COLUMNS}
     for k, v in m.to_dict().items():
         if k == "input_shape":
             row[k] = shape_to_str(v)
@@ -113,7 +122,7 @@ def read_profile(path: str | os.PathLike[str]) -> list[dict[str, str]]:
             missing = set(PROFILE_COLUMNS) - set(reader.fieldnames or ())
             if missing:
                 raise UsageError(f"{p} is not a profile: columns missing: {', '.join(sorted(missing))}")
-            return list(reader)
+            return [{**row, **{k: "" for k in OPTIONAL_COLUMNS if k not in row}} for row in reader]
     except (OSError, EOFError, csv.Error, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read profile {p}: {exc}") from None
 
@@ -126,10 +135,10 @@ def write_profile(rows: Iterable[Mapping[str, str]], path: str | os.PathLike[str
     tmp = p.with_name(f".{p.name}.tmp")
     n = 0
     buf = io.StringIO(newline="")
-    writer = csv.DictWriter(buf, fieldnames=PROFILE_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: row[k] for k in PROFILE_COLUMNS})
+        writer.writerow({k: row.get(k, "") if k in OPTIONAL_COLUMNS else row[k] for k in WRITTEN_COLUMNS})
         n += 1
     data = buf.getvalue().encode("utf-8")
     if p.suffix == ".gz":

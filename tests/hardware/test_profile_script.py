@@ -57,3 +57,42 @@ def test_existing_profile_rows_win(script, tss, tmp_path):
     before = profile.read_bytes()
     assert script.main(["merge", str(chunk), "--profile", str(profile)]) == 0
     assert profile.read_bytes() == before
+
+
+@pytest.mark.parametrize("text, expected", [("0/1", (0, 1)), ("1/2", (1, 2)), ("7/8", (7, 8))])
+def test_parse_shard(script, text, expected):
+    assert script.parse_shard(text) == expected
+
+
+@pytest.mark.parametrize("text", ["2/2", "-1/2", "1", "a/b", "0/0"])
+def test_parse_shard_rejects_bad_shards(script, text):
+    with pytest.raises(Exception, match="shard"):
+        script.parse_shard(text)
+
+
+def test_bad_shard_flag_is_one_line_and_exit_2(script, capsys):
+    with pytest.raises(SystemExit) as exc:
+        script.main(["measure", "--shard", "3/2"])
+    assert exc.value.code == 2
+    assert "shard" in capsys.readouterr().err
+
+
+def test_merge_fill_sets_only_empty_optional_columns(script, tss, tmp_path):
+    archs = [tss.arch_at(i) for i in (0, 5)]
+    chunk = write_fake_profile(tmp_path / "chunk_a.csv", archs, space=tss)
+    rows = read_profile(chunk)
+    assert all(r["energy_window_s"] == "" for r in rows)   # optional columns read as empty
+    profile = tmp_path / "p.csv.gz"
+    assert script.main(["merge", str(chunk), "--profile", str(profile),
+                        "--fill", "energy_window_s=0.3", "--fill", "energy_windows=1"]) == 0
+    merged = read_profile(profile)
+    assert {(r["energy_window_s"], r["energy_windows"]) for r in merged} == {("0.3", "1")}
+    kept = script.fill_empty([{"energy_window_s": "0.28"}], {"energy_window_s": "0.3"})
+    assert kept == [{"energy_window_s": "0.28"}]
+
+
+def test_merge_fill_rejects_unknown_columns(script, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        script.main(["merge", str(tmp_path / "x.csv"), "--fill", "throughput_img_per_s=1"])
+    assert exc.value.code == 2
+    assert "--fill" in capsys.readouterr().err

@@ -9,7 +9,9 @@ import pytest
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware import recorded
 from nasenergy.hardware.recorded import (
+    OPTIONAL_COLUMNS,
     PROFILE_COLUMNS,
+    WRITTEN_COLUMNS,
     NotRecordedError,
     RecordedMeter,
     measurement_from_row,
@@ -52,7 +54,7 @@ def test_cannot_measure_a_module(small_profile, tss):
 def test_rows_round_trip_and_bytes_are_deterministic(small_profile, tmp_path):
     path, _ = small_profile
     rows = read_profile(path)
-    assert list(rows[0]) == list(PROFILE_COLUMNS)
+    assert list(rows[0]) == list(WRITTEN_COLUMNS)
     m = measurement_from_row(rows[0])
     assert m.device_name == "fake" and m.idle_power_w == 84.0 and m.sm_clock_mhz == 1980.0
     again = tmp_path / "again.csv.gz"
@@ -77,3 +79,18 @@ def test_missing_or_malformed_profiles(tmp_path, monkeypatch, tss):
     broken.write_bytes(gzip.compress(b"x" * 100)[:20])
     with pytest.raises(UsageError, match="cannot read profile"):
         read_profile(broken)
+
+
+def test_profile_without_optional_columns_reads_them_as_empty(small_profile, tmp_path):
+    import csv
+
+    path, _ = small_profile
+    old = tmp_path / "old.csv"
+    rows = read_profile(path)
+    with open(old, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=PROFILE_COLUMNS, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    again = read_profile(old)
+    assert all(r[k] == "" for r in again for k in OPTIONAL_COLUMNS)
+    assert [measurement_from_row(r) for r in again] == [measurement_from_row(r) for r in rows]
