@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.errors import NasEnergyError
+from nasenergy._cli import run_main
+from nasenergy.errors import UsageError
 from nasenergy.oracles import CachedOracle, NatsBenchOracle, TableOracle, install, nats_import
 from nasenergy.oracles.tables import table_files
 from nasenergy.paths import shared_data_dir
@@ -207,20 +208,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="repeats per step")
     parser.add_argument("--out", default=str(ROOT / "results" / "oracle_benchmark"), help="output folder")
     args = parser.parse_args(argv)
-    if args.repeats < 1:
-        print("error: --repeats must be at least 1", file=sys.stderr)
-        return 2
-    try:
+
+    def body() -> None:
+        if args.repeats < 1:
+            raise UsageError("--repeats must be at least 1")
         machine = machine_info()
         with tempfile.TemporaryDirectory() as work:
             timings, facts = run(args.repeats, Path(work))
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    write(timings, facts, machine, Path(args.out))
-    for t in timings:
-        print(f"{t.step:36s} {t.median_s:9.4f} s")
-    return 0
+        write(timings, facts, machine, Path(args.out))
+        for t in timings:
+            print(f"{t.step:36s} {t.median_s:9.4f} s")
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

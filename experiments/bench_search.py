@@ -29,7 +29,6 @@ import csv
 import datetime as dt
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -164,7 +163,48 @@ def write_readme(out: Path, rows: list[dict], args: argparse.Namespace, coverage
     (out / "README.md").write_text("\n".join(lines))
 
 
+def recorded_profile_coverage() -> str | None:
+    """One line on how much of the TSS space the recorded profile covers (``None``: no coverage reported).
+
+    Raises:
+        NasEnergyError: the profile is not installed or unreadable.
+    """
+    from nasenergy.hardware.recorded import RecordedMeter
+    from nasenergy.search import SearchConfig
+    from nasenergy.search.coverage import profile_coverage
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    found = profile_coverage(RecordedMeter(space=space), space, SearchConfig())  # fails clearly if absent
+    return found.summary() if found else None
+
+
+def run_all(args: argparse.Namespace) -> int:
+    """Every configured search, then ``timings.csv`` and ``README.md``; 1 when a run misses the target."""
+    from nasenergy.paths import shared_data_dir
+
+    benchmark = args.benchmark or shared_data_dir()
+    coverage = None
+    if args.hardware == "recorded":
+        coverage = recorded_profile_coverage()
+        print(coverage)
+    rows = []
+    for filter_mode in args.filters.split(","):
+        row = run_one(args.budget, args.hardware, filter_mode.strip(), benchmark, args.sampler)
+        print(", ".join(f"{k}={row[k]}" for k in ("hardware", "filter", "evaluated", "candidates", "wall_s")))
+        rows.append(row)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "timings.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    write_readme(args.out, rows, args, coverage)
+    print(f"wrote {args.out / 'timings.csv'} and {args.out / 'README.md'}")
+    return 0 if all(r["meets_target"] for r in rows) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--hardware", choices=("recorded", "fake"), default="recorded")
@@ -176,40 +216,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import optuna
 
-    from nasenergy.errors import NasEnergyError
-    from nasenergy.paths import shared_data_dir
+    from nasenergy._cli import run_main
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-
-    coverage = None
-    try:
-        benchmark = args.benchmark or shared_data_dir()
-        if args.hardware == "recorded":
-            from nasenergy.hardware.recorded import RecordedMeter
-            from nasenergy.search import SearchConfig
-            from nasenergy.search.coverage import profile_coverage
-            from search_spaces import get_space
-
-            space = get_space("tss")
-            found = profile_coverage(RecordedMeter(space=space), space, SearchConfig())  # fails clearly if absent
-            coverage = found.summary() if found else None
-            print(coverage)
-        rows = []
-        for filter_mode in args.filters.split(","):
-            row = run_one(args.budget, args.hardware, filter_mode.strip(), benchmark, args.sampler)
-            print(", ".join(f"{k}={row[k]}" for k in ("hardware", "filter", "evaluated", "candidates", "wall_s")))
-            rows.append(row)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "timings.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    write_readme(args.out, rows, args, coverage)
-    print(f"wrote {args.out / 'timings.csv'} and {args.out / 'README.md'}")
-    return 0 if all(r["meets_target"] for r in rows) else 1
+    return run_main(lambda: run_all(args))
 
 
 if __name__ == "__main__":

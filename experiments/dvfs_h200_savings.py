@@ -20,6 +20,7 @@ import gzip
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +28,10 @@ from nasenergy.dvfs.api import optimal_clock_for
 from nasenergy.dvfs.backends import ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params, shipped_params
-from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY
+from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, OptimalClock
 from nasenergy.dvfs.search import exhaustive_search
-from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy._cli import run_main
+from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware.recorded import DEFAULT_PROFILE, measurement_from_row, read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +73,96 @@ def load_cells(profile: Path) -> tuple[list[dict[str, str]], int]:
     return usable, len(rows) - len(usable)
 
 
+Setting = tuple[str, int, str]  # (precision, batch size, dataset or input shape)
+
+
+def _mode_label(mode: str, max_slowdown: float | None) -> str:
+    """``min-energy``, ``bounded-slowdown<=0.05``, ...: the mode with its slowdown bound, if any."""
+    return mode + (f"<={max_slowdown:g}" if max_slowdown else "")
+
+
+def _group_by_setting(rows: list[dict[str, str]]) -> dict[Setting, list[dict[str, str]]]:
+    """Profile rows by (precision, batch size, dataset or, without one, input shape)."""
+    settings: dict[Setting, list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        ds = r.get("dataset", "") or f"input {r['input_shape']}"
+        settings[(r["precision"], int(r["batch_size"]), ds)].append(r)
+    return settings
+
+
+def _cell_result(r: dict[str, str], prm: GpuDvfsParams, model: DvfsModel, mode: str,
+                 slow: float | None) -> tuple[dict[str, Any], OptimalClock]:
+    """One cell's per-cell columns (after the group's key columns) and its optimal clock."""
+    m = measurement_from_row(r)
+    opt = optimal_clock_for(m, params=prm, mode=mode, max_slowdown=slow)
+    obs = observation_from_measurement(m, prm)
+    full = exhaustive_search(ModelledBackend(model, obs), mode=mode, max_slowdown=slow,
+                             default_point=opt.default)
+    grid = prm.supported_clocks_mhz
+    row = {
+        "canonical_arch": r["canonical_arch"], "arch_index": r["arch_index"],
+        "default_clock_mhz": f"{obs.sm_clock_mhz:g}",
+        "throughput_img_per_s": r["throughput_img_per_s"],
+        "avg_power_w": f"{obs.power_w:.5g}",
+        "power_frac": f"{obs.features(prm)['power_frac']:.4f}",
+        "flop_util": r["utilization"],
+        "alpha_predicted": f"{model.alpha(obs):.4f}",
+        "best_clock_mhz": f"{opt.sm_clock_mhz:g}",
+        "energy_default_j_per_img": f"{opt.default.energy_j_per_img:.6g}",
+        "energy_best_j_per_img": f"{opt.energy_j_per_img:.6g}",
+        "energy_saving_frac": f"{opt.energy_saving_frac:.4f}",
+        "throughput_change_frac": f"{opt.throughput_change_frac:.4f}",
+        "n_probes": opt.n_probes,
+        "exhaustive_best_clock_mhz": f"{full.sm_clock_mhz:g}",
+        "search_steps_off": abs(grid.index(full.sm_clock_mhz) - grid.index(opt.sm_clock_mhz)),
+        "source_default": opt.default.source,
+        "source_best": opt.source,
+    }
+    return row, opt
+
+
+def _summary_row(key: dict[str, Any], opts: list[OptimalClock], cell_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The savings distribution of one group (setting, parameter variant, mode)."""
+    s = np.array([o.energy_saving_frac for o in opts])
+    clocks = [o.sm_clock_mhz for o in opts]
+    return {
+        **key, "n_cells": len(opts),
+        "saving_median": f"{np.median(s):.4f}",
+        "saving_p10": f"{np.quantile(s, 0.1):.4f}",
+        "saving_p90": f"{np.quantile(s, 0.9):.4f}",
+        "saving_min": f"{s.min():.4f}", "saving_max": f"{s.max():.4f}",
+        "share_in_published_range": f"{np.mean((s >= PUBLISHED[0]) & (s <= PUBLISHED[1])):.3f}",
+        "best_clock_median_mhz": f"{np.median(clocks):g}",
+        "best_clock_min_mhz": f"{min(clocks):g}", "best_clock_max_mhz": f"{max(clocks):g}",
+        "throughput_change_median": f"{np.median([o.throughput_change_frac for o in opts]):.4f}",
+        "max_probes": max(int(c["n_probes"]) for c in cell_rows),
+        "search_max_steps_off": max(int(c["search_steps_off"]) for c in cell_rows),
+    }
+
+
+def savings_tables(settings: dict[Setting, list[dict[str, str]]],
+                   variants: dict[str, GpuDvfsParams]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per-cell rows and per-group summary rows for every setting with at least `MIN_CELLS` cells,
+    parameter variant and mode (every clock but the recorded default is modelled)."""
+    per_cell: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    for (prec, bs, ds), cells in sorted(settings.items()):
+        if len(cells) < MIN_CELLS:
+            continue
+        for vname, prm in variants.items():
+            model = DvfsModel(prm)
+            for mode, slow in MODES:
+                key = {"params": vname, "mode": _mode_label(mode, slow), "precision": prec,
+                       "batch_size": bs, "setting": ds}
+                results = [_cell_result(r, prm, model, mode, slow) for r in cells]
+                cell_rows = [{**key, **row} for row, _ in results]
+                per_cell += cell_rows
+                summary.append(_summary_row(key, [opt for _, opt in results], cell_rows))
+    return per_cell, summary
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path, default=DEFAULT_PROFILE,
                     help="recorded H200 profile (CSV or CSV.GZ)")
@@ -79,77 +170,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="DVFS parameter JSON to use instead of the shipped H200 set")
     ap.add_argument("--out", type=Path, default=OUT, help="output folder")
     args = ap.parse_args(argv)
-    try:
+
+    def body() -> None:
         h200 = (GpuDvfsParams.load(args.params) if args.params is not None
                 else shipped_params()["h200"])
         rows, skipped = load_cells(args.profile)
-        settings: dict[tuple[str, int, str], list[dict[str, str]]] = defaultdict(list)
-        for r in rows:
-            ds = r.get("dataset", "") or f"input {r['input_shape']}"
-            settings[(r["precision"], int(r["batch_size"]), ds)].append(r)
+        settings = _group_by_setting(rows)
         if max(len(v) for v in settings.values()) < MIN_CELLS:
             raise UsageError(f"{args.profile}: fewer than {MIN_CELLS} H200 cells with power in "
                              "any setting; the savings distribution needs more")
         args.out.mkdir(parents=True, exist_ok=True)
-        per_cell, summary = [], []
-        variants = _variants(h200)
-        for (prec, bs, ds), cells in sorted(settings.items()):
-            if len(cells) < MIN_CELLS:
-                continue
-            for vname, prm in variants.items():
-                model = DvfsModel(prm)
-                for mode, slow in MODES:
-                    savings, clocks, thr = [], [], []
-                    for r in cells:
-                        m = measurement_from_row(r)
-                        opt = optimal_clock_for(m, params=prm, mode=mode, max_slowdown=slow)
-                        savings.append(opt.energy_saving_frac)
-                        clocks.append(opt.sm_clock_mhz)
-                        thr.append(opt.throughput_change_frac)
-                        obs = observation_from_measurement(m, prm)
-                        full = exhaustive_search(ModelledBackend(model, obs), mode=mode,
-                                                 max_slowdown=slow, default_point=opt.default)
-                        grid = prm.supported_clocks_mhz
-                        steps_off = abs(grid.index(full.sm_clock_mhz) - grid.index(opt.sm_clock_mhz))
-                        per_cell.append({
-                            "params": vname, "mode": mode + (f"<={slow:g}" if slow else ""),
-                            "precision": prec, "batch_size": bs, "setting": ds,
-                            "canonical_arch": r["canonical_arch"], "arch_index": r["arch_index"],
-                            "default_clock_mhz": f"{obs.sm_clock_mhz:g}",
-                            "throughput_img_per_s": r["throughput_img_per_s"],
-                            "avg_power_w": f"{obs.power_w:.5g}",
-                            "power_frac": f"{obs.features(prm)['power_frac']:.4f}",
-                            "flop_util": r["utilization"],
-                            "alpha_predicted": f"{model.alpha(obs):.4f}",
-                            "best_clock_mhz": f"{opt.sm_clock_mhz:g}",
-                            "energy_default_j_per_img": f"{opt.default.energy_j_per_img:.6g}",
-                            "energy_best_j_per_img": f"{opt.energy_j_per_img:.6g}",
-                            "energy_saving_frac": f"{opt.energy_saving_frac:.4f}",
-                            "throughput_change_frac": f"{opt.throughput_change_frac:.4f}",
-                            "n_probes": opt.n_probes,
-                            "exhaustive_best_clock_mhz": f"{full.sm_clock_mhz:g}",
-                            "search_steps_off": steps_off,
-                            "source_default": opt.default.source,
-                            "source_best": opt.source,
-                        })
-                    s = np.array(savings)
-                    mine = [c for c in per_cell if c["params"] == vname and c["setting"] == ds
-                            and c["precision"] == prec and c["batch_size"] == bs
-                            and c["mode"] == mode + (f"<={slow:g}" if slow else "")]
-                    summary.append({
-                        "params": vname, "mode": mode + (f"<={slow:g}" if slow else ""),
-                        "precision": prec, "batch_size": bs, "setting": ds, "n_cells": len(cells),
-                        "saving_median": f"{np.median(s):.4f}",
-                        "saving_p10": f"{np.quantile(s, 0.1):.4f}",
-                        "saving_p90": f"{np.quantile(s, 0.9):.4f}",
-                        "saving_min": f"{s.min():.4f}", "saving_max": f"{s.max():.4f}",
-                        "share_in_published_range": f"{np.mean((s >= PUBLISHED[0]) & (s <= PUBLISHED[1])):.3f}",
-                        "best_clock_median_mhz": f"{np.median(clocks):g}",
-                        "best_clock_min_mhz": f"{min(clocks):g}", "best_clock_max_mhz": f"{max(clocks):g}",
-                        "throughput_change_median": f"{np.median(thr):.4f}",
-                        "max_probes": max(int(c["n_probes"]) for c in mine),
-                        "search_max_steps_off": max(int(c["search_steps_off"]) for c in mine),
-                    })
+        per_cell, summary = savings_tables(settings, _variants(h200))
         _write(args.out / "per_cell.csv.gz", per_cell)
         _write(args.out / "summary.csv", summary)
         _plot(per_cell, args.out / "savings_hist.png")
@@ -159,10 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"n={s['n_cells']} median saving {float(s['saving_median']):.1%} "
                   f"[p10 {float(s['saving_p10']):.1%}, p90 {float(s['saving_p90']):.1%}] "
                   f"clock {s['best_clock_median_mhz']} MHz")
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    return 0
+
+    return run_main(body)
 
 
 def _write(path: Path, rows: list[dict]) -> None:

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy._cli import run_main
+from nasenergy.errors import UsageError
 
 DEPTHS = (1, 2, 3)
 WIDTHS = (2, 4, 8, 16, 32)
@@ -179,19 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", type=Path, default=None, help="write the trained filter here (JSON)")
     args = p.parse_args(argv)
-    try:
+
+    def body() -> None:
         if args.budget < 1 or args.max_trials < args.budget or args.epochs < 1 or args.threads < 1:
             raise UsageError("need --budget >= 1, --max-trials >= --budget, --epochs >= 1 and --threads >= 1")
         if not 0 < args.target_recall < 1:
             raise UsageError(f"--target-recall must be in (0, 1), got {args.target_recall}")
         t0 = time.perf_counter()
-        summary = run(args)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    report(summary, args)
-    print(f"total {time.perf_counter() - t0:.0f} s")
-    return 0
+        report(run(args), args)
+        print(f"total {time.perf_counter() - t0:.0f} s")
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

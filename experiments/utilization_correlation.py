@@ -34,7 +34,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy._cli import run_main
+from nasenergy.errors import DataNotFoundError, UsageError
 
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
 EPOCHS: tuple[int, ...] = (12, 200)
@@ -284,6 +285,11 @@ def correlations(joined: dict[str, Joined], utilization_source: str) -> list[Cor
     return out
 
 
+def class_level(rows: list[CorrelationRow]) -> dict[tuple[str, int, str], CorrelationRow]:
+    """The class-level rows by ``(dataset, epochs, predictor)``, in the order of `rows`."""
+    return {(r.dataset, r.epochs, r.predictor): r for r in rows if r.level == "class"}
+
+
 def write_csv(rows: list[CorrelationRow], path: Path) -> None:
     """Write the correlation rows (floats to 6 significant digits)."""
     with open(path, "w", newline="") as f:
@@ -301,7 +307,7 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    rho = {(r.dataset, r.epochs): r.spearman_rho for r in rows if r.level == "class" and r.predictor == "utilization"}
+    table = class_level(rows)
     fig, axes = plt.subplots(len(EPOCHS), len(joined), figsize=(4.2 * len(joined), 3.6 * len(EPOCHS)), squeeze=False)
     for c, (dataset, j) in enumerate(joined.items()):
         for r_i, epochs in enumerate(EPOCHS):
@@ -314,7 +320,8 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
                 ax.xaxis.set_major_locator(LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
                 ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
                 ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_title(f"{dataset}, {epochs} epochs (Spearman ρ = {rho[(dataset, epochs)]:.3f})", fontsize=9)
+            rho = table[(dataset, epochs, "utilization")].spearman_rho
+            ax.set_title(f"{dataset}, {epochs} epochs (Spearman ρ = {rho:.3f})", fontsize=9)
             ax.set_xlabel(f"utilization, % of peak ({profile.source}, input {j.profile_input_shape})", fontsize=8)
             ax.set_ylabel("test accuracy, % (recorded, NATS-Bench)", fontsize=8)
     fig.suptitle(
@@ -365,7 +372,7 @@ def write_readme(
         "| dataset | epochs | utilization ρ | utilization τ | FLOPs ρ | FLOPs τ | params ρ | params τ | n classes |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    table = {(r.dataset, r.epochs, r.predictor): r for r in rows if r.level == "class"}
+    table = class_level(rows)
     for d in joined:
         for e in EPOCHS:
             cells = []
@@ -430,21 +437,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--precision", default=None, help="profile rows of this precision (default: the commonest setting)")
     p.add_argument("--batch-size", type=int, default=None, help="profile rows of this batch size")
     args = p.parse_args(argv)
-    try:
+
+    def body() -> None:
         from nasenergy.paths import shared_data_dir
 
         data_dir = args.data_dir if args.data_dir is not None else shared_data_dir()
         if not data_dir.is_dir():
             raise DataNotFoundError(f"shared data folder not found: {data_dir}")
         rows = run(args.profile, args.out, data_dir, args.precision, args.batch_size)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    best = [r for r in rows if r.level == "class" and r.predictor == "utilization"]
-    for r in best:
-        print(f"{r.dataset:>15} {r.epochs:>3} ep: Spearman {r.spearman_rho:.3f}, Kendall {r.kendall_tau:.3f} (n={r.n})")
-    print(f"wrote {args.out}/correlations.csv, scatter.png, README.md")
-    return 0
+        for (dataset, epochs, predictor), r in class_level(rows).items():
+            if predictor == "utilization":
+                print(f"{dataset:>15} {epochs:>3} ep: Spearman {r.spearman_rho:.3f}, Kendall {r.kendall_tau:.3f} (n={r.n})")
+        print(f"wrote {args.out}/correlations.csv, scatter.png, README.md")
+
+    return run_main(body)
 
 
 if __name__ == "__main__":

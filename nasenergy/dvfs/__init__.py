@@ -14,8 +14,7 @@ Names are imported lazily: importing this package needs only numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from nasenergy._lazy import lazy_getattr
 
 _EXPORTS = {
     "ClockPoint": "points", "OptimalClock": "points", "MODES": "points",
@@ -38,9 +37,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

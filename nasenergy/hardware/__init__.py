@@ -8,8 +8,7 @@ family. Fakes for tests are in `nasenergy.testing`.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from nasenergy._lazy import lazy_getattr
 
 _EXPORTS = {
     "Meter": "meter",
@@ -34,9 +33,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)
