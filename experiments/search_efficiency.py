@@ -15,10 +15,20 @@ the **true front** is the Pareto front over every TSS cell whose class is in the
 12-epoch accuracy has several recorded runs, every run's value enters the true front, so no search
 can exceed it.
 
+**Two hypervolume yardsticks.** The primary one is the *normalised* hypervolume: each objective is
+min-max normalised over every point of the measured subspace (the points the true front is taken
+from), turned into maximisation (energy: ``(max - e) / (max - min)``), and the reference point is
+the subspace's worst corner (0 after normalisation). It weighs the three objectives alike, so no
+single extreme network holds most of it. The secondary one is the search's own convention
+(`nasenergy.search.objectives.hv_hypervolume`: accuracy %, img/s, img/J against the origin), kept
+so that earlier results compare; in raw units one very fast network holds a large share of it.
+
 Each run is a complete search through `nasenergy.search.run_search` (the command's own pipeline:
-journal storage, claims, filter, modelled DVFS, run files), with the recorded H200 meter and the
-table oracle over the shared data. Its run folder goes to ``--work-dir`` (git-ignored ``runs/``);
-its candidates are reduced to one CSV per run here.
+journal storage, claims, filter, modelled DVFS, stall guard, run files), with the recorded H200
+meter and the table oracle over the shared data. Its run folder goes to ``--work-dir`` (git-ignored
+``runs/``); its candidates are reduced to one CSV per run here. A run the stall guard stops
+(``--patience``: that many candidates in a row without a new full evaluation) counts with the
+ratio it reached.
 
 Search cost of a run = Σ recorded NATS-Bench training+evaluation time of its full evaluations +
 Σ recorded H200 measurement time of the classes it measured (a measurement above 3× the profile's
@@ -26,10 +36,11 @@ median cost is a measuring run's warm-up and is charged the median). The two are
 (NATS-Bench's and the H200); both are GPU wall-clock seconds.
 
 Writes one gzipped CSV per (method, seed) to ``OUT/runs/`` (runs already there are kept: the script
-resumes), then ``curves.csv``, ``summary.csv``, ``hv_vs_evaluations.png``, ``hv_vs_cost.png`` and
-``README.md``::
+resumes; runs made on a different measured subspace are refused), then ``curves.csv``,
+``summary.csv``, ``speedups.csv``, ``true_front.csv``, ``hv_vs_evaluations.png``,
+``hv_vs_cost.png``, ``hv_vs_evaluations_origin.png`` and ``README.md``::
 
-    python experiments/search_efficiency.py [--seeds 20] [--budget 200] [--jobs 2]
+    python experiments/search_efficiency.py [--seeds 20] [--budget 200] [--jobs 2] [--patience 500]
 """
 
 from __future__ import annotations
@@ -48,7 +59,8 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_efficiency"
@@ -64,11 +76,19 @@ METHODS: dict[str, tuple[str, str]] = {
 """method -> (sampler, filter)."""
 LEVELS: tuple[float, ...] = (0.95, 0.99)
 WARMUP_FACTOR = 3.0
+YARDSTICKS: dict[str, str] = {
+    "normalised": "hv_norm_ratio",
+    "origin": "hv_ratio",
+}
+"""Hypervolume yardstick -> the prefix of its ratio columns; the first is the primary one."""
+PRIMARY = "normalised"
 RUN_COLUMNS: tuple[str, ...] = (
     "method", "seed", "candidate", "outcome", "canonical", "arch_index", "evaluation_number",
     "accuracy_pct", "throughput_img_per_s", "energy_j_per_img", "utilization", "filter_reason",
     "measure_cost_s", "eval_cost_s", "eval_cost_source", "cum_cost_s", "hv", "hv_ratio",
+    "hv_norm", "hv_norm_ratio", "stop_reason", "patience",
 )
+"""Columns of a run CSV; ``stop_reason`` and ``patience`` are the run's, repeated on every row."""
 
 
 # ---------------------------------------------------------------------------------- subspace
@@ -99,10 +119,13 @@ class Subspace:
         classes: canonical string -> `ClassFigures`.
         n_cells: TSS cells whose class is profiled.
         true_front: ``(n, 3)`` objective rows (accuracy %, img/s, J/img) of the true front.
-        true_hv: its hypervolume (`nasenergy.search.objectives.hv_hypervolume`).
+        true_hv: its origin-based hypervolume (`nasenergy.search.objectives.hv_hypervolume`).
         true_front_arch_index: official index of the cell behind each true-front row.
         median_measure_cost_s: the profile's median measurement cost.
         n_warmup: classes whose cost was a warm-up (charged the median).
+        lower: ``(3,)`` each objective's minimum over every point of the subspace (own units).
+        upper: ``(3,)`` each objective's maximum over every point of the subspace.
+        true_hv_norm: the true front's normalised hypervolume (`normalised_hv`).
     """
 
     classes: dict[str, ClassFigures]
@@ -112,24 +135,30 @@ class Subspace:
     true_front_arch_index: list[int]
     median_measure_cost_s: float
     n_warmup: int
+    lower: np.ndarray
+    upper: np.ndarray
+    true_hv_norm: float
 
 
-def search_config(method: str, seed: int, budget: int, out: str | None = None) -> Any:
-    """The `SearchConfig` of one run (recorded H200 profile, modelled DVFS, shared tables)."""
+def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None) -> Any:
+    """The `SearchConfig` of one run (recorded H200 profile, modelled DVFS, shared tables);
+    ``patience`` None: the command's default stall guard."""
     from nasenergy.paths import shared_data_dir
-    from nasenergy.search.config import SearchConfig
+    from nasenergy.search.config import DEFAULT_PATIENCE, SearchConfig
 
     sampler, filt = METHODS[method]
     return SearchConfig(
         budget=budget, space="tss", dataset=DATASET, objectives=OBJECTIVES,
         benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
         sampler=sampler, seed=seed, out=out, quiet=True,
+        patience=DEFAULT_PATIENCE if patience is None else patience,
     )
 
 
 def build_subspace(config: Any) -> Subspace:
     """Score every profiled class with the search's own parts (`build_components`: the recorded
-    meter and the modelled DVFS step) and find the true front over every cell of those classes."""
+    meter and the modelled DVFS step), find the true front over every cell of those classes, and
+    the bounds of each objective over all those cells (the normalised yardstick)."""
     from nasenergy.hardware.recorded import RecordedMeter
     from nasenergy.search.components import build_components
     from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
@@ -161,12 +190,16 @@ def build_subspace(config: Any) -> Subspace:
         for acc in sorted(_possible_accuracies(oracle, arch)):
             points.append([acc, fig.throughput_img_per_s, fig.energy_j_per_img])
             index.append(i)
+    if not points:
+        raise UsageError("the recorded profile holds no TSS cell: nothing to search")
     pts = np.array(points)
     objectives = objectives_for(OBJECTIVES)
     mask = front_mask(pts, objectives)
     front = pts[mask]
+    lower, upper = pts.min(axis=0), pts.max(axis=0)
     return Subspace(classes, n_cells, front, hv_hypervolume(front, objectives),
-                    [index[k] for k in np.flatnonzero(mask)], median, n_warmup)
+                    [index[k] for k in np.flatnonzero(mask)], median, n_warmup, lower, upper,
+                    normalised_hv(front, lower, upper))
 
 
 def _possible_accuracies(oracle: Any, arch: Any, n_draws: int = 30) -> set[float]:
@@ -178,51 +211,121 @@ def _possible_accuracies(oracle: Any, arch: Any, n_draws: int = 30) -> set[float
     return values
 
 
+# ----------------------------------------------------------------------------- hypervolume
+
+
+def to_unit_maximisation(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Objective rows (accuracy %, img/s, J/img) min-max normalised with the given bounds and
+    turned into maximisation: 0 is the subspace's worst value of each objective, 1 its best."""
+    from nasenergy.search.objectives import objectives_for
+
+    pts = np.asarray(points, dtype=float).reshape(-1, len(OBJECTIVES))
+    span = np.where(upper > lower, upper - lower, 1.0)
+    unit = (pts - lower) / span
+    for j, obj in enumerate(objectives_for(OBJECTIVES)):
+        if obj.sense == "minimize":
+            unit[:, j] = 1.0 - unit[:, j]
+    return unit
+
+
+def normalised_hv(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """The normalised hypervolume of objective rows: `to_unit_maximisation`, reference point 0
+    (the subspace's worst corner), exact 3-D volume (`nasenergy.pareto.hypervolume`); at most 1."""
+    from nasenergy.pareto import hypervolume
+
+    unit = to_unit_maximisation(points, lower, upper)
+    return hypervolume(unit, [0.0] * unit.shape[1], ["maximize"] * unit.shape[1])
+
+
+def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
+    """Each yardstick's ratio (found / true front) after each of the evaluated points, in order.
+
+    Args:
+        values: ``(n, 3)`` evaluated objective rows (accuracy %, img/s, J/img) in evaluation order.
+        sub: the measured subspace (true front and bounds).
+
+    Returns:
+        yardstick name -> ``(n,)`` ratios.
+    """
+    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
+
+    objectives = objectives_for(OBJECTIVES)
+    values = np.asarray(values, dtype=float).reshape(-1, len(OBJECTIVES))
+    out = {name: np.zeros(len(values)) for name in YARDSTICKS}
+    front = np.empty((0, len(OBJECTIVES)))
+    ratios = {name: 0.0 for name in YARDSTICKS}
+    for k, v in enumerate(values):
+        pts = np.vstack([front, v[None, :]])
+        mask = front_mask(pts, objectives)
+        if mask[-1]:
+            front = pts[mask]
+            ratios = {"origin": hv_hypervolume(front, objectives) / sub.true_hv,
+                      "normalised": normalised_hv(front, sub.lower, sub.upper) / sub.true_hv_norm}
+        for name in YARDSTICKS:
+            out[name][k] = ratios[name]
+    return out
+
+
+def front_contributions(sub: Subspace, yardstick: str) -> np.ndarray:
+    """Each true-front point's exclusive share of the true hypervolume under `yardstick`."""
+    from nasenergy.search.objectives import hv_hypervolume, objectives_for
+
+    objectives = objectives_for(OBJECTIVES)
+
+    def hv(front: np.ndarray) -> float:
+        if yardstick == "origin":
+            return hv_hypervolume(front, objectives) / sub.true_hv
+        return normalised_hv(front, sub.lower, sub.upper) / sub.true_hv_norm
+
+    return np.array([1.0 - hv(np.delete(sub.true_front, i, axis=0)) for i in range(len(sub.true_front))])
+
+
 # -------------------------------------------------------------------------------- one search
 
+UNFINISHED: tuple[str, ...] = ("interrupted", "worker_failed")
+"""Stop reasons of searches that did not run their course (no run CSV is written)."""
 MEASURED_OUTCOMES: tuple[str, ...] = ("evaluated", "filtered", "over_budget")
 """Outcomes of candidates that were measured (each new profiled class is measured once)."""
 
 
-def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: Path) -> tuple[list[dict[str, Any]], str]:
+def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: Path,
+                 patience: int | None = None) -> tuple[list[dict[str, Any]], str]:
     """One complete search with `nasenergy.search.run_search`; its candidates as `RUN_COLUMNS` rows
-    (in trial order, with the cumulative cost and hypervolume ratio) and its stop reason."""
+    (in trial order, with the cumulative cost and both hypervolume ratios) and its stop reason."""
     import shutil
 
     from nasenergy.search import run_search
-    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
 
     folder = work_dir / f"{method.replace('+', '_')}_seed{seed:02d}"
     if folder.exists():
         shutil.rmtree(folder)  # a run cut short earlier: start afresh rather than resume
-    summary = run_search(search_config(method, seed, budget, out=str(folder)),
-                         resume_command="python experiments/search_efficiency.py")
+    config = search_config(method, seed, budget, out=str(folder), patience=patience)
+    summary = run_search(config, resume_command="python experiments/search_efficiency.py")
     with (folder / "candidates.csv").open(newline="") as fh:
         cands = sorted(csv.DictReader(fh), key=lambda r: int(r["trial_number"]))
-    objectives = objectives_for(OBJECTIVES)
-    front = np.empty((0, len(objectives)))
-    rows, cum_cost, hv, n_eval = [], 0.0, 0.0, 0
+    values = np.array([[float(c["accuracy_pct"]), float(c["throughput_img_per_s"]), float(c["energy_j_per_img"])]
+                       for c in cands if c["outcome"] == "evaluated"]).reshape(-1, len(OBJECTIVES))
+    curves = ratio_curves(values, sub)
+    rows, cum_cost, n_eval = [], 0.0, 0
+    ratio = {name: 0.0 for name in YARDSTICKS}
     for c in cands:
         row: dict[str, Any] = {"method": method, "seed": seed, "candidate": int(c["trial_number"]),
                                "outcome": c["outcome"], "canonical": c["canonical"], "arch_index": c["arch_index"],
-                               "filter_reason": c["filter_reason"] or None}
+                               "filter_reason": c["filter_reason"] or None, "stop_reason": summary.stop_reason,
+                               "patience": config.patience}
         fig = sub.classes.get(c["canonical"])
         if c["outcome"] in MEASURED_OUTCOMES and fig is not None:
             cum_cost += fig.cost_s
             row.update(measure_cost_s=fig.cost_s, utilization=float(c["utilization"]))
         if c["outcome"] == "evaluated":
-            values = [float(c["accuracy_pct"]), float(c["throughput_img_per_s"]), float(c["energy_j_per_img"])]
-            pts = np.vstack([front, np.asarray(values)[None, :]])
-            mask = front_mask(pts, objectives)
-            if mask[-1]:
-                front = pts[mask]
-                hv = hv_hypervolume(front, objectives)
+            ratio = {name: float(curves[name][n_eval]) for name in YARDSTICKS}
             n_eval += 1
             cum_cost += float(c["eval_cost_s"])
-            row.update(evaluation_number=n_eval, accuracy_pct=values[0], throughput_img_per_s=values[1],
-                       energy_j_per_img=values[2], eval_cost_s=float(c["eval_cost_s"]),
-                       eval_cost_source=c["eval_cost_source"])
-        row.update(cum_cost_s=cum_cost, hv=hv, hv_ratio=hv / sub.true_hv)
+            row.update(evaluation_number=n_eval, accuracy_pct=values[n_eval - 1, 0],
+                       throughput_img_per_s=values[n_eval - 1, 1], energy_j_per_img=values[n_eval - 1, 2],
+                       eval_cost_s=float(c["eval_cost_s"]), eval_cost_source=c["eval_cost_source"])
+        row.update(cum_cost_s=cum_cost, hv=ratio["origin"] * sub.true_hv, hv_ratio=ratio["origin"],
+                   hv_norm=ratio["normalised"] * sub.true_hv_norm, hv_norm_ratio=ratio["normalised"])
         rows.append(row)
     return rows, summary.stop_reason
 
@@ -257,31 +360,36 @@ def _fmt(v: Any) -> Any:
 
 def read_run(path: Path) -> list[dict[str, str]]:
     """The rows of a run CSV (gzipped)."""
-    with gzip.open(path, "rt", newline="") as fh:
-        return list(csv.DictReader(fh))
+    try:
+        with gzip.open(path, "rt", newline="") as fh:
+            return list(csv.DictReader(fh))
+    except (OSError, EOFError, csv.Error) as exc:
+        raise UsageError(f"{path}: not a readable run file ({exc}); move it away and rerun") from None
 
 
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(budget: int) -> None:
+def _init_worker(budget: int, patience: int | None = None) -> None:
     """Per process: the measured subspace (built once)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget)), budget=budget)
+    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget)), budget=budget, patience=patience)
 
 
 def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:
     method, seed, out, work_dir = job
     t0 = time.perf_counter()
-    rows, reason = run_pipeline(method, seed, _WORKER["budget"], _WORKER["subspace"], Path(work_dir))
-    write_run(run_path(Path(out), method, seed), rows)
+    rows, reason = run_pipeline(method, seed, _WORKER["budget"], _WORKER["subspace"], Path(work_dir),
+                                _WORKER["patience"])
+    if reason not in UNFINISHED:  # an interrupted search is no result: a rerun does it again
+        write_run(run_path(Path(out), method, seed), rows)
     return method, seed, time.perf_counter() - t0, reason, len(rows)
 
 
 def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path, work_dir: Path, jobs: int,
-            deadline_s: float | None) -> list[tuple[str, int, float, str, int]]:
+            deadline_s: float | None, patience: int | None = None) -> list[tuple[str, int, float, str, int]]:
     """Every (method, seed) whose CSV is missing, seed-major (so a cut-off run set stays balanced
     across methods); stops starting new runs after ``deadline_s`` seconds."""
     todo = [(m, s, str(out), str(work_dir)) for s in seeds for m in methods if not run_path(out, m, s).is_file()]
@@ -291,7 +399,9 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
         return done
     t0 = time.perf_counter()
     if jobs <= 1:
-        _init_worker(budget)
+        if "subspace" not in _WORKER:
+            _init_worker(budget, patience)
+        _WORKER.update(budget=budget, patience=patience)
         for job in todo:
             if deadline_s is not None and time.perf_counter() - t0 > deadline_s:
                 print("deadline reached; rerun to continue", flush=True)
@@ -301,7 +411,7 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
         return done
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker, initargs=(budget,)) as pool:
+    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker, initargs=(budget, patience)) as pool:
         pending = [pool.apply_async(_do_run, (job,)) for job in todo]
         for p in pending:
             try:
@@ -350,38 +460,96 @@ def read_timings(out: Path) -> dict[str, list[float]]:
 
 @dataclass
 class MethodCurves:
-    """Hypervolume-ratio curves of one method over its seeds.
+    """Hypervolume-ratio curves of one method over its seeds, under every yardstick.
 
     Attributes:
         seeds: the seeds, in order.
-        by_eval: ``(n_seeds, budget)``: ratio after k+1 full evaluations.
+        by_eval: yardstick -> ``(n_seeds, budget)``: ratio after k+1 full evaluations (a run that
+            stopped short keeps its last value).
         cost_at_eval: ``(n_seeds, budget)``: cumulative search cost (s) at the k+1-th evaluation.
         rows: each seed's rows.
+        by_candidate: per seed, yardstick -> ratio after each candidate.
+        cost_by_candidate: per seed, cumulative search cost (s) after each candidate.
+        stop_reasons: per seed, why its search stopped (``unknown`` for runs that did not record it).
     """
 
     seeds: list[int]
-    by_eval: np.ndarray
+    by_eval: dict[str, np.ndarray]
     cost_at_eval: np.ndarray
     rows: list[list[dict[str, str]]]
+    by_candidate: list[dict[str, np.ndarray]]
+    cost_by_candidate: list[np.ndarray]
+    stop_reasons: list[str]
 
 
-def load_curves(out: Path, methods: Sequence[str], seeds: Sequence[int], budget: int) -> dict[str, MethodCurves]:
-    """Curves of every finished run (a run that stopped short keeps its last value)."""
+def evaluated_values(rows: Sequence[dict[str, str]]) -> np.ndarray:
+    """``(n, 3)``: the objective rows of a run's evaluated candidates, in order."""
+    return np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
+                     for r in rows if r["outcome"] == "evaluated"]).reshape(-1, len(OBJECTIVES))
+
+
+def check_run_matches(path: Path, rows: Sequence[dict[str, str]], curves: dict[str, np.ndarray]) -> None:
+    """Refuse a run made on another measured subspace: its recorded origin-based ratio must be
+    the one this subspace's true front gives.
+
+    Raises:
+        UsageError: the recorded and recomputed ratios differ.
+    """
+    recorded = [float(r["hv_ratio"]) for r in rows if r["outcome"] == "evaluated" and r.get("hv_ratio")]
+    if not recorded or not len(curves["origin"]):
+        return
+    now = float(curves["origin"][-1])
+    if not math.isclose(recorded[-1], now, rel_tol=1e-6, abs_tol=1e-9):
+        raise UsageError(
+            f"{path} was made on a different measured subspace (its final ratio {recorded[-1]:.6g} is "
+            f"{now:.6g} against the current profile's true front); move {path.parent} and "
+            f"{path.parent.parent / TIMINGS_CSV} away, or choose another --out")
+
+
+def _stop_reason(rows: Sequence[dict[str, str]], n_eval: int, budget: int) -> str:
+    recorded = rows[0].get("stop_reason") if rows else None
+    if recorded:
+        return recorded
+    return "budget" if n_eval >= budget else "unknown"
+
+
+def load_curves(out: Path, methods: Sequence[str], seeds: Sequence[int], budget: int,
+                sub: Subspace) -> dict[str, MethodCurves]:
+    """Curves of every finished run, recomputed from its evaluated figures against `sub` (so runs
+    written before a yardstick existed are scored the same way).
+
+    Raises:
+        UsageError: a run made on another measured subspace (`check_run_matches`).
+    """
     curves = {}
     for m in methods:
-        ok = [(s, read_run(run_path(out, m, s))) for s in seeds if run_path(out, m, s).is_file()]
+        ok = [(s, run_path(out, m, s)) for s in seeds if run_path(out, m, s).is_file()]
         if not ok:
             continue
-        by_eval = np.zeros((len(ok), budget))
+        by_eval = {name: np.zeros((len(ok), budget)) for name in YARDSTICKS}
         cost = np.full((len(ok), budget), np.nan)
-        for i, (_, rows) in enumerate(ok):
-            ev = [r for r in rows if r["outcome"] == "evaluated"]
-            vals = np.array([float(r["hv_ratio"]) for r in ev])
-            costs = np.array([float(r["cum_cost_s"]) for r in ev])
-            by_eval[i, : len(vals)] = vals
-            by_eval[i, len(vals):] = vals[-1] if len(vals) else 0.0
-            cost[i, : len(costs)] = costs
-        curves[m] = MethodCurves([s for s, _ in ok], by_eval, cost, [r for _, r in ok])
+        all_rows, by_cand, cost_cand, reasons = [], [], [], []
+        for i, (_, path) in enumerate(ok):
+            rows = read_run(path)
+            ratios = ratio_curves(evaluated_values(rows), sub)
+            check_run_matches(path, rows, ratios)
+            is_eval = np.array([r["outcome"] == "evaluated" for r in rows], dtype=bool)
+            n_eval = int(is_eval.sum())
+            for name in YARDSTICKS:
+                vals = ratios[name][:budget]
+                by_eval[name][i, : len(vals)] = vals
+                by_eval[name][i, len(vals):] = vals[-1] if len(vals) else 0.0
+            costs = np.array([float(r["cum_cost_s"]) for r in rows])
+            ev_cost = costs[is_eval][:budget]
+            cost[i, : len(ev_cost)] = ev_cost
+            # ratio after each candidate: the ratio of the latest evaluation so far (0 before any)
+            pos = np.cumsum(is_eval) - 1
+            by_cand.append({name: np.where(pos >= 0, ratios[name][np.clip(pos, 0, None)] if n_eval else 0.0, 0.0)
+                            for name in YARDSTICKS})
+            cost_cand.append(costs)
+            all_rows.append(rows)
+            reasons.append(_stop_reason(rows, n_eval, budget))
+        curves[m] = MethodCurves([s for s, _ in ok], by_eval, cost, all_rows, by_cand, cost_cand, reasons)
     return curves
 
 
@@ -407,77 +575,83 @@ def evals_to_reach(curve: np.ndarray, level: float) -> int | None:
     return int(hit[0]) + 1 if len(hit) else None
 
 
-def ratio_on_cost_grid(c: MethodCurves, grid: np.ndarray) -> np.ndarray:
+def ratio_on_cost_grid(c: MethodCurves, grid: np.ndarray, yardstick: str) -> np.ndarray:
     """``(n_seeds, len(grid))``: each seed's ratio once it has spent each cost of `grid` (NaN
     beyond what the seed spent)."""
     out = np.full((len(c.seeds), len(grid)), np.nan)
-    for i, rows in enumerate(c.rows):
-        cost = np.array([float(r["cum_cost_s"]) for r in rows])
-        ratio = np.array([float(r["hv_ratio"]) for r in rows])
+    for i, (cost, by) in enumerate(zip(c.cost_by_candidate, c.by_candidate)):
+        ratio = by[yardstick]
         pos = np.searchsorted(cost, grid, side="right") - 1
         vals = np.where(pos >= 0, ratio[np.clip(pos, 0, None)], 0.0)
         out[i] = np.where(grid <= cost[-1], vals, np.nan)
     return out
 
 
-def front_contributions(sub: Subspace) -> np.ndarray:
-    """Each true-front point's exclusive share of the true hypervolume."""
-    from nasenergy.search.objectives import hv_hypervolume, objectives_for
-
-    objectives = objectives_for(OBJECTIVES)
-    return np.array([1.0 - hv_hypervolume(np.delete(sub.true_front, i, axis=0), objectives) / sub.true_hv
-                     for i in range(len(sub.true_front))])
-
-
 def front_points_found(rows: list[dict[str, str]], sub: Subspace) -> np.ndarray:
     """Which true-front points a run evaluated (same objective values)."""
-    ev = np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
-                   for r in rows if r["outcome"] == "evaluated"]).reshape(-1, 3)
+    ev = evaluated_values(rows)
     return np.array([bool(len(ev)) and bool(np.any(np.all(np.isclose(ev, p, rtol=1e-6), axis=1)))
                      for p in sub.true_front])
 
 
+def _found_class(rows: list[dict[str, str]], point: np.ndarray) -> bool:
+    """Whether a run evaluated a cell of the class behind a true-front point (same throughput and
+    energy: cells of a class share them)."""
+    ev = evaluated_values(rows)
+    return bool(len(ev)) and bool(np.any(np.all(np.isclose(ev[:, 1:], point[1:], rtol=1e-6), axis=1)))
+
+
+def _yardstick_columns(c: MethodCurves, budget: int, yardstick: str) -> dict[str, Any]:
+    """The summary columns of one yardstick: final ratio (mean, CI, range) and, per level, the
+    seeds reaching it, the evaluations and the GPU-hours to reach it (censored medians)."""
+    p = YARDSTICKS[yardstick]
+    final = c.by_eval[yardstick][:, -1]
+    mean, lo, hi = mean_ci(final[:, None])
+    row: dict[str, Any] = {
+        f"{p}_at_{budget}_mean": float(mean[0]), f"{p}_ci95_low": float(lo[0]), f"{p}_ci95_high": float(hi[0]),
+        f"{p}_min": float(final.min()), f"{p}_max": float(final.max()),
+    }
+    for level in LEVELS:
+        need = [evals_to_reach(c.by_eval[yardstick][i], level) for i in range(len(c.seeds))]
+        row[f"{p}_seeds_reaching_{level:g}"] = sum(1 for n in need if n is not None)
+        row[f"{p}_evals_to_{level:g}_median"] = _censored_median(need)
+        cost = []
+        for by, cum in zip(c.by_candidate, c.cost_by_candidate):
+            hit = np.flatnonzero(by[yardstick] >= level - 1e-12)
+            cost.append(float(cum[hit[0]]) / 3600 if len(hit) else None)
+        row[f"{p}_gpu_h_to_{level:g}_median"] = _censored_median(cost, ".2f")
+    return row
+
+
 def summarize(curves: dict[str, MethodCurves], budget: int, sub: Subspace) -> list[dict[str, Any]]:
-    """One summary row per method."""
+    """One summary row per method: both yardsticks (the primary first), then candidates and cost."""
     out = []
-    top = int(np.argmax(front_contributions(sub)))
+    top = {name: int(np.argmax(front_contributions(sub, name))) for name in YARDSTICKS}
     for m, c in curves.items():
         found = np.array([front_points_found(r, sub) for r in c.rows]).reshape(len(c.rows), -1)
-        final = c.by_eval[:, -1]
-        mean, lo, hi = mean_ci(final[:, None])
-        top_class = sub.true_front[top, 1:]
-        found_top = [any(r["outcome"] == "evaluated" and np.allclose(
-            [float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])], top_class, rtol=1e-6) for r in rows)
-            for rows in c.rows]
         row: dict[str, Any] = {
             "method": m, "sampler": METHODS[m][0], "filter": METHODS[m][1], "n_seeds": len(c.seeds),
-            f"hv_ratio_at_{budget}_mean": float(mean[0]), "ci95_low": float(lo[0]), "ci95_high": float(hi[0]),
-            "hv_ratio_min": float(final.min()), "hv_ratio_max": float(final.max()),
+            "stalled_runs": sum(1 for r in c.stop_reasons if r == "stalled"),
+            "runs_short_of_budget": int(sum(1 for r in c.rows
+                                            if sum(1 for x in r if x["outcome"] == "evaluated") < budget)),
         }
-        for level in LEVELS:
-            need = [evals_to_reach(c.by_eval[i], level) for i in range(len(c.seeds))]
-            reached = [n for n in need if n is not None]
-            row[f"seeds_reaching_{level:g}"] = len(reached)
-            row[f"evals_to_{level:g}_median"] = _censored_median(need)
-            cost = [next((float(x["cum_cost_s"]) / 3600 for x in rows if float(x["hv_ratio"]) >= level - 1e-12), None)
-                    for rows in c.rows]
-            row[f"gpu_h_to_{level:g}_median"] = _censored_median(cost, ".2f")
-        n_cand = [len(r) for r in c.rows]
+        for name in YARDSTICKS:
+            row.update(_yardstick_columns(c, budget, name))
         outcomes = {k: [sum(1 for x in r if x["outcome"] == k) for r in c.rows]
-                    for k in ("filtered", "duplicate", "failed")}
+                    for k in ("filtered", "duplicate", "not_recorded")}
         row.update(
-            candidates_median=float(np.median(n_cand)),
+            candidates_median=float(np.median([len(r) for r in c.rows])),
             measured_median=float(np.median([sum(1 for x in r if x["measure_cost_s"]) for r in c.rows])),
             filtered_median=float(np.median(outcomes["filtered"])),
             duplicates_median=float(np.median(outcomes["duplicate"])),
-            outside_profile_median=float(np.median(outcomes["failed"])),
+            outside_profile_median=float(np.median(outcomes["not_recorded"])),
             cost_total_h_median=float(np.median([float(r[-1]["cum_cost_s"]) for r in c.rows])) / 3600,
             measure_cost_share_median=float(np.median([
-                sum(float(x["measure_cost_s"] or 0) for x in r) / float(r[-1]["cum_cost_s"]) for r in c.rows])),
+                sum(float(x["measure_cost_s"] or 0) for x in r) / max(float(r[-1]["cum_cost_s"]), 1e-12)
+                for r in c.rows])),
             front_points_found_median=float(np.median(found.sum(axis=1))),
-            found_top_class=int(sum(found_top)),
-            runs_short_of_budget=int(sum(1 for r in c.rows
-                                         if sum(1 for x in r if x["outcome"] == "evaluated") < budget)),
+            **{f"found_top_class_{name}": int(sum(_found_class(r, sub.true_front[top[name]]) for r in c.rows))
+               for name in YARDSTICKS},
         )
         out.append(row)
     return out
@@ -492,19 +666,20 @@ def _censored_median(need: Sequence[float | None], fmt: str = "g") -> str:
     return "never" if math.isinf(med) else format(med, fmt)
 
 
-def speedups(curves: dict[str, MethodCurves], base: str, other: str, at: Sequence[int]) -> list[dict[str, Any]]:
+def speedups(curves: dict[str, MethodCurves], base: str, other: str, at: Sequence[int],
+             yardstick: str) -> list[dict[str, Any]]:
     """Evaluations `other` needs (on its mean curve) to match the mean ratio `base` reaches after
-    each count in `at`, and the factor."""
+    each count in `at`, and the factor, under `yardstick`."""
     out = []
     if base not in curves or other not in curves:
         return out
-    b = curves[base].by_eval.mean(axis=0)
-    o = curves[other].by_eval.mean(axis=0)
+    b = curves[base].by_eval[yardstick].mean(axis=0)
+    o = curves[other].by_eval[yardstick].mean(axis=0)
     for k in at:
         level = float(b[k - 1])
         need = evals_to_reach(o, level)
-        out.append({"base": base, "other": other, "base_evals": k, "base_mean_ratio": level,
-                    "other_evals_needed": need, "factor": (k / need) if need else None})
+        out.append({"yardstick": yardstick, "base": base, "other": other, "base_evals": k,
+                    "base_mean_ratio": level, "other_evals_needed": need, "factor": (k / need) if need else None})
     return out
 
 
@@ -512,17 +687,18 @@ def speedups(curves: dict[str, MethodCurves], base: str, other: str, at: Sequenc
 
 
 def write_curves(curves: dict[str, MethodCurves], path: Path) -> None:
-    """Mean and 95 % bootstrap CI of the ratio after each number of evaluations, per method."""
+    """Mean and 95 % bootstrap CI of each yardstick's ratio after each number of evaluations, per
+    method."""
+    cols = [f"{p}_{k}" for p in YARDSTICKS.values() for k in ("mean", "ci95_low", "ci95_high")]
     with path.open("w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["method", "evaluations", "n_seeds", "hv_ratio_mean", "ci95_low", "ci95_high",
-                    "cost_h_mean"])
+        w.writerow(["method", "evaluations", "n_seeds", *cols, "cost_h_mean"])
         for m, c in curves.items():
-            mean, lo, hi = mean_ci(c.by_eval)
+            stats = [mean_ci(c.by_eval[name]) for name in YARDSTICKS]
             cost = np.nanmean(c.cost_at_eval, axis=0) / 3600
-            for k in range(c.by_eval.shape[1]):
-                w.writerow([m, k + 1, len(c.seeds), f"{mean[k]:.5f}", f"{lo[k]:.5f}", f"{hi[k]:.5f}",
-                            f"{cost[k]:.4f}"])
+            for k in range(c.cost_at_eval.shape[1]):
+                figures = [f"{s[j][k]:.5f}" for s in stats for j in range(3)]
+                w.writerow([m, k + 1, len(c.seeds), *figures, f"{cost[k]:.4f}"])
 
 
 def write_table(rows: list[dict[str, Any]], path: Path) -> None:
@@ -534,59 +710,139 @@ def write_table(rows: list[dict[str, Any]], path: Path) -> None:
             w.writerow({k: (format(v, ".5g") if isinstance(v, float) else v) for k, v in r.items()})
 
 
+_YLABEL = {
+    "normalised": "normalised HV found / true front's",
+    "origin": "HV against the origin, found / true front's",
+}
+_TITLE = ("TSS, measured H200 subspace: accuracy ↑ (recorded); throughput ↑, energy ↓ (modelled optimal clock)"
+          "\n{what}; mean and 95 % interval over seeds")
+
+
 def plot(curves: dict[str, MethodCurves], out: Path, budget: int) -> None:
-    """``hv_vs_evaluations.png`` and ``hv_vs_cost.png`` with 95 % bands over seeds."""
+    """``hv_vs_evaluations.png`` and ``hv_vs_cost.png`` (normalised yardstick) and
+    ``hv_vs_evaluations_origin.png`` (origin-based), with 95 % bands over seeds."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     x = np.arange(1, budget + 1)
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for m, c in curves.items():
-        mean, lo, hi = mean_ci(c.by_eval)
-        ax.plot(x, mean, label=f"{m} (n={len(c.seeds)})")
-        ax.fill_between(x, lo, hi, alpha=0.2)
-    for level in LEVELS:
-        ax.axhline(level, color="grey", lw=0.7, ls="--")
-    ax.set_xlabel("full evaluations (12-epoch NATS-Bench accuracy, recorded)")
-    ax.set_ylabel("hypervolume / true-front hypervolume")
-    ax.set_title("TSS, measured H200 subspace: accuracy ↑, throughput ↑, energy ↓ at the modelled "
-                 "optimal clock\nmean and 95 % interval over seeds", fontsize=9)
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(out / "hv_vs_evaluations.png", dpi=130)
-    plt.close(fig)
+    for yardstick, name in ((PRIMARY, "hv_vs_evaluations.png"), ("origin", "hv_vs_evaluations_origin.png")):
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+        for m, c in curves.items():
+            mean, lo, hi = mean_ci(c.by_eval[yardstick])
+            ax.plot(x, mean, label=f"{m} (n={len(c.seeds)})")
+            ax.fill_between(x, lo, hi, alpha=0.2)
+        _finish(ax, yardstick, f"{yardstick} hypervolume yardstick")
+        ax.set_xlabel("full evaluations (12-epoch NATS-Bench accuracy, recorded)")
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=130)
+        plt.close(fig)
 
     top = np.nanmax([np.nanmax(c.cost_at_eval) for c in curves.values()])
     grid = np.linspace(0, top, 400)
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for m, c in curves.items():
-        r = ratio_on_cost_grid(c, grid)
+        r = ratio_on_cost_grid(c, grid, PRIMARY)
         enough = np.all(~np.isnan(r), axis=0)  # up to the cheapest seed's total: every seed present
         mean, lo, hi = mean_ci(r)
         g = grid / 3600
         ax.plot(g[enough], mean[enough], label=m)
         ax.fill_between(g[enough], lo[enough], hi[enough], alpha=0.2)
-    for level in LEVELS:
-        ax.axhline(level, color="grey", lw=0.7, ls="--")
+    _finish(ax, PRIMARY, f"{PRIMARY} yardstick, curves end at the cheapest seed's cost")
     ax.set_xlabel("simulated search cost, GPU-hours (NATS-Bench training, recorded or estimated, "
                   "+ H200 measurement, recorded)", fontsize=8)
-    ax.set_ylabel("hypervolume / true-front hypervolume")
-    ax.set_title("Same runs against search cost (each curve ends at its cheapest seed's total cost)",
-                 fontsize=9)
-    ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(out / "hv_vs_cost.png", dpi=130)
     plt.close(fig)
 
 
+def _finish(ax: Any, yardstick: str, what: str) -> None:
+    for level in LEVELS:
+        ax.axhline(level, color="grey", lw=0.7, ls="--")
+    ax.set_ylabel(_YLABEL[yardstick])
+    ax.set_title(_TITLE.format(what=what), fontsize=9)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+# ---------------------------------------------------------------------------------- README
+
+
+def _ratio_table(summary: list[dict[str, Any]], budget: int, yardstick: str, extra: str) -> list[str]:
+    """One README table of a yardstick's ratios; `extra` names a last column (a summary key)."""
+    p = YARDSTICKS[yardstick]
+    head = {"stalled_runs": "stalled runs", f"found_top_class_{yardstick}": "runs evaluating the top contributor's class"}
+    lines = [
+        f"| method | seeds | {head[extra]} | ratio at {budget} evals, mean [95 % CI] | min-max | evals to 0.95 "
+        "(median) | seeds reaching 0.95 | evals to 0.99 (median) | seeds reaching 0.99 | GPU-h to 0.95 / 0.99 "
+        "(median) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in summary:
+        n = r["n_seeds"]
+        lines.append(
+            f"| {r['method']} | {n} | {r[extra]}/{n} | {r[f'{p}_at_{budget}_mean']:.3f} "
+            f"[{r[f'{p}_ci95_low']:.3f}, {r[f'{p}_ci95_high']:.3f}] | {r[f'{p}_min']:.3f}-{r[f'{p}_max']:.3f} "
+            f"| {r[f'{p}_evals_to_0.95_median']} | {r[f'{p}_seeds_reaching_0.95']}/{n} "
+            f"| {r[f'{p}_evals_to_0.99_median']} | {r[f'{p}_seeds_reaching_0.99']}/{n} "
+            f"| {r[f'{p}_gpu_h_to_0.95_median']} / {r[f'{p}_gpu_h_to_0.99_median']} |")
+    return lines
+
+
+def _speedup_table(speed: list[dict[str, Any]], budget: int) -> list[str]:
+    lines = ["| yardstick | base | ratio the base reaches (mean) | after | other | other needs (mean curve) "
+             "| factor |", "|---|---|---|---|---|---|---|"]
+    for s in speed:
+        need = s["other_evals_needed"]
+        lines.append(f"| {s['yardstick']} | {s['base']} | {s['base_mean_ratio']:.3f} | {s['base_evals']} | "
+                     f"{s['other']} | {need if need else f'not within {budget}'} | "
+                     f"{'%.2f×' % s['factor'] if s['factor'] else '-'} |")
+    return lines
+
+
+def _target_lines(by: dict[str, dict[str, Any]], speed: list[dict[str, Any]], budget: int) -> list[str]:
+    """The two targets, judged on the normalised yardstick, with the origin-based figures beside."""
+    dom, tpe = by.get("tpe+dominance"), by.get("tpe")
+    if not (dom and tpe):
+        return ["* Not judged: the summary lacks tpe or tpe+dominance."]
+    lines = []
+    fac = {y: [s["factor"] for s in speed if s["yardstick"] == y and s["base"] == "tpe"
+               and s["other"] == "tpe+dominance"] for y in YARDSTICKS}
+
+    def factors(y: str) -> str:
+        best = max((f for f in fac[y] if f), default=None)
+        return (f"factors {', '.join('%.2f' % f if f else '-' for f in fac[y])} at the levels above; best "
+                + (f"{best:.2f}×" if best else "none"))
+
+    met = fac[PRIMARY] and all(f and f >= 2 for f in fac[PRIMARY])
+    lines.append(f"* ≥ 2× fewer full evaluations than unfiltered TPE for the same hypervolume: "
+                 f"**{'met' if met else 'not met'}** on the normalised yardstick ({factors(PRIMARY)}); "
+                 f"origin-based: {factors('origin')}.")
+    p, o = YARDSTICKS[PRIMARY], YARDSTICKS["origin"]
+    final = dom[f"{p}_at_{budget}_mean"]
+    lines.append(
+        f"* ≥ 0.99 of the true hypervolume at budget {budget} with the dominance filter: "
+        f"**{'met' if final >= 0.99 else 'not met'}** on the normalised yardstick (mean {final:.3f}; "
+        f"{dom[f'{p}_seeds_reaching_0.99']} of {dom['n_seeds']} seeds reach 0.99); origin-based: mean "
+        f"{dom[f'{o}_at_{budget}_mean']:.3f}, {dom[f'{o}_seeds_reaching_0.99']} of {dom['n_seeds']} seeds.")
+    return lines
+
+
+def _share_sentence(sub: Subspace, yardstick: str) -> str:
+    contrib = front_contributions(sub, yardstick)
+    top = int(np.argmax(contrib))
+    tf = sub.true_front[top]
+    second = np.sort(contrib)[-2] if len(contrib) > 1 else 0.0
+    return (f"the true-front point with the largest exclusive share (arch index {sub.true_front_arch_index[top]}: "
+            f"{tf[0]:.1f} % accuracy, {tf[1]:,.0f} img/s, {1000 * tf[2]:.3f} mJ/img) holds {contrib[top]:.1%} "
+            f"of it, the next largest {second:.1%}")
+
+
 def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed: list[dict[str, Any]],
                  budget: int, seeds_asked: int, timings: dict[str, list[float]], check: list[str],
-                 n_classes_total: int, command: str) -> None:
-    """The README: set-up, the headline table, the speed-up, what fell short."""
+                 n_classes_total: int, command: str, patience: list[str]) -> None:
+    """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
     lines = [
         "# Search efficiency on the measured TSS subspace",
@@ -603,109 +859,125 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "throughput ↑ and energy per image ↓, both at each network's energy-optimal SM clock "
         "(default-clock figures **recorded** on the H200; the optimal clock and the figures there "
         "**modelled** with the H200 DVFS parameters, which are extrapolated from A100 sweeps). "
-        "Hypervolume: `nasenergy.search.objectives.hv_hypervolume` (accuracy %, img/s, img/J against "
-        f"the origin). True front: {len(sub.true_front)} points, hypervolume {sub.true_hv:.4g}.",
+        f"True front: {len(sub.true_front)} points.",
+        "",
+        "**Hypervolume yardsticks.** *Normalised* (primary): each objective min-max normalised over "
+        "every cell of the measured subspace (accuracy "
+        f"{sub.lower[0]:.2f}-{sub.upper[0]:.2f} %, throughput {sub.lower[1]:,.0f}-{sub.upper[1]:,.0f} img/s, "
+        f"energy {1000 * sub.lower[2]:.4f}-{1000 * sub.upper[2]:.4f} mJ/img), turned into maximisation, "
+        "reference point the subspace's worst corner (0 after normalisation); exact 3-D volume "
+        f"(`nasenergy.pareto.hypervolume`); the true front's is {sub.true_hv_norm:.4f} of the unit cube. "
+        "*Origin-based* (secondary, the yardstick of earlier versions of this page and of the search's "
+        "own report): `nasenergy.search.objectives.hv_hypervolume` (accuracy %, img/s, img/J against the "
+        f"origin); the true front's is {sub.true_hv:.4g}.",
         "",
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
-        "0.95, the command's default). Seeds 0.."
-        f"{seeds_asked - 1} asked; the table says how many finished.",
+        f"0.95, the command's default). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
+        "(a run stops as `stalled` after that many candidates in a row without a new full evaluation; "
+        "it counts with the ratio it reached). Seeds 0.."
+        f"{seeds_asked - 1} asked; the tables say how many finished.",
         "",
-        "## Hypervolume ratio (found / true)",
+        "## Normalised hypervolume ratio (found / true), primary",
         "",
-        f"| method | seeds | ratio at {budget} evals, mean [95 % CI] | min-max | evals to 0.95 (median) "
-        "| seeds reaching 0.95 | evals to 0.99 (median) | seeds reaching 0.99 | GPU-h to 0.95 / 0.99 "
-        "(median) | candidates | measured "
-        "| filtered | cost, GPU-h (median) | measurement share of cost | exact true-front points found "
-        "(median) | runs evaluating the top contributor's class |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in summary:
-        lines.append(
-            f"| {r['method']} | {r['n_seeds']} | {r[f'hv_ratio_at_{budget}_mean']:.3f} "
-            f"[{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] | {r['hv_ratio_min']:.3f}-{r['hv_ratio_max']:.3f} "
-            f"| {r['evals_to_0.95_median']} | {r['seeds_reaching_0.95']}/{r['n_seeds']} "
-            f"| {r['evals_to_0.99_median']} | {r['seeds_reaching_0.99']}/{r['n_seeds']} "
-            f"| {r['gpu_h_to_0.95_median']} / {r['gpu_h_to_0.99_median']} "
-            f"| {r['candidates_median']:g} | {r['measured_median']:g} | {r['filtered_median']:g} "
-            f"| {r['cost_total_h_median']:.2f} | {100 * r['measure_cost_share_median']:.2f} % "
-            f"| {r['front_points_found_median']:g}/{len(sub.true_front)} "
-            f"| {r['found_top_class']}/{r['n_seeds']} |")
-    lines += [
+        *_ratio_table(summary, budget, PRIMARY, "stalled_runs"),
         "",
         "Evaluations to a level: per seed, the first full evaluation after which the ratio is at "
         "least the level (GPU-h: the search cost spent by then); the median over seeds, `never` when the "
-        "median seed never reached it within the budget; the 95 % interval is a bootstrap over seeds. Candidates, measured (new profiled classes measured), filtered: medians per run. "
-        "Cost: NATS-Bench training+evaluation time of the full evaluations (recorded for cells with a "
-        "record, else estimated by the oracle's rate model) plus the recorded H200 measurement time.",
+        "median seed never reached it within the budget; the 95 % interval is a bootstrap over seeds.",
+        "",
+        "## Origin-based hypervolume ratio, secondary",
+        "",
+        *_ratio_table(summary, budget, "origin", "found_top_class_origin"),
+        "",
+        "## Candidates and cost",
+        "",
+        "| method | candidates | measured | filtered | duplicates | outside the profile | runs short of budget "
+        "| cost, GPU-h | measurement share of cost | exact true-front points found |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in summary:
+        lines.append(
+            f"| {r['method']} | {r['candidates_median']:g} | {r['measured_median']:g} | {r['filtered_median']:g} "
+            f"| {r['duplicates_median']:g} | {r['outside_profile_median']:g} "
+            f"| {r['runs_short_of_budget']}/{r['n_seeds']} | {r['cost_total_h_median']:.2f} "
+            f"| {100 * r['measure_cost_share_median']:.2f} % | {r['front_points_found_median']:g}/{len(sub.true_front)} |")
+    lines += [
+        "",
+        "Medians per run. Measured: new profiled classes measured. Cost: NATS-Bench training+evaluation "
+        "time of the full evaluations (recorded for cells with a record, else estimated by the oracle's "
+        "rate model) plus the recorded H200 measurement time.",
         "",
         "## Full evaluations saved by the filter",
         "",
-        "| base | ratio the base reaches (mean) | after | other | other needs (mean curve) | factor |",
-        "|---|---|---|---|---|---|",
-    ]
-    for s in speed:
-        need = s["other_evals_needed"]
-        lines.append(f"| {s['base']} | {s['base_mean_ratio']:.3f} | {s['base_evals']} | {s['other']} | "
-                     f"{need if need else f'not within {budget}'} | "
-                     f"{'%.2f×' % s['factor'] if s['factor'] else '-'} |")
-    dom, tpe = by.get("tpe+dominance"), by.get("tpe")
-    lines += ["", "## Targets", ""]
-    if dom and tpe:
-        fac = [s["factor"] for s in speed if s["base"] == "tpe" and s["other"] == "tpe+dominance"]
-        best = max((f for f in fac if f), default=None)
-        lines.append(
-            f"* ≥ 2× fewer full evaluations than unfiltered TPE for the same hypervolume: "
-            + ("**met**" if fac and all(f and f >= 2 for f in fac) else "**not met**")
-            + f" (factors {', '.join('%.2f' % f if f else '-' for f in fac)} at the levels above; best "
-            + (f"{best:.2f}×" if best else "none") + ").")
-        lines.append(
-            f"* ≥ 0.99 of the true hypervolume at budget {budget} with the dominance filter: "
-            + ("**met**" if dom[f"hv_ratio_at_{budget}_mean"] >= 0.99 else "**not met**")
-            + f" (mean {dom[f'hv_ratio_at_{budget}_mean']:.3f}; {dom['seeds_reaching_0.99']} of "
-            f"{dom['n_seeds']} seeds reach 0.99).")
-    contrib = front_contributions(sub)
-    top = int(np.argmax(contrib))
-    tf = sub.true_front[top]
-    lines += [
+        *_speedup_table(speed, budget),
         "",
-        "**How to read the ratio.** The hypervolume against the origin is dominated by a few extreme "
-        f"networks: the true-front point with the largest exclusive share (arch index "
-        f"{sub.true_front_arch_index[top]}: {tf[0]:.1f} % accuracy, {tf[1]:,.0f} img/s, "
-        f"{1000 * tf[2]:.3f} mJ/img) alone accounts for {contrib[top]:.0%} of the true hypervolume, "
-        f"the next largest for {np.sort(contrib)[-2]:.0%}. A run's ratio therefore jumps when it "
-        "evaluates that network's class (any of its cells: they share throughput and energy), and the "
-        "per-seed ratios are close to bimodal; the last column says how many runs did. Exact "
-        "true-front points are rarely found: a sibling cell of the same class with slightly lower "
-        "accuracy gives almost the same hypervolume.",
+        "## Targets",
+        "",
+        *_target_lines(by, speed, budget),
+        "",
+        "**How to read the ratios.** Against the origin in raw units, "
+        + _share_sentence(sub, "origin")
+        + ": a run's origin-based ratio jumps when it evaluates that network's class (any of its cells: "
+        "they share throughput and energy), so per-seed ratios are close to all-or-nothing (the last column "
+        "of the secondary table says how many runs did). Under the normalised yardstick, which weighs "
+        "the three objectives alike, " + _share_sentence(sub, PRIMARY)
+        + "; the rest of the front carries the remainder. Exact true-front points are "
+        "rarely found: a sibling cell of the same class with slightly lower accuracy gives almost the "
+        "same hypervolume.",
+        "",
+        "## Notes",
+        "",
     ]
-    lines += ["", "## Notes", ""]
     lines += [f"* {c}" for c in check]
     lines += [
         f"* Measurement cost per class: the recorded `measure_cost_s` (median {sub.median_measure_cost_s:.2f} s); "
         f"{sub.n_warmup} classes measured first in a measuring run carry its warm-up (over "
         f"{WARMUP_FACTOR:g}× the median) and are charged the median.",
         "* Wall time per run on this shared 2-core machine (median over the logged runs, "
-        f"`{TIMINGS_CSV}`): " + (", ".join(f"{k} {np.median(v):.0f} s" for k, v in timings.items()) or "not logged")
-        + ".",
+        f"`{TIMINGS_CSV}`, measured): "
+        + (", ".join(f"{k} {np.median(v):.0f} s" for k, v in timings.items()) or "not logged") + ".",
         "* Each run is a complete `nasenergy.search.run_search` (duplicates and candidates outside the "
         "profile are told to the sampler as pruned; each evaluation draws its benchmark training run "
         "from the study's seed and the trial number); the run folders are not kept here.",
         "",
-        "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, ratio so "
-        "far), `curves.csv` (mean and CI per number of evaluations), `summary.csv`, `speedups.csv`, "
-        "`true_front.csv`, `hv_vs_evaluations.png`, `hv_vs_cost.png`.",
+        "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, both ratios "
+        "so far, the run's stop reason and patience), `curves.csv` (mean and CI of both ratios per number "
+        "of evaluations), `summary.csv`, `speedups.csv`, `true_front.csv` (with each point's normalised "
+        "coordinates and exclusive shares), `hv_vs_evaluations.png`, `hv_vs_cost.png` (normalised), "
+        "`hv_vs_evaluations_origin.png` (origin-based).",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines))
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def _write_front(sub: Subspace, path: Path) -> None:
+    unit = to_unit_maximisation(sub.true_front, sub.lower, sub.upper)
+    shares = {name: front_contributions(sub, name) for name in YARDSTICKS}
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["arch_index", "accuracy_pct", "throughput_img_per_s", "energy_j_per_img",
+                    "accuracy_unit", "throughput_unit", "energy_unit", "share_normalised", "share_origin"])
+        for k, (i, row) in enumerate(zip(sub.true_front_arch_index, sub.true_front)):
+            w.writerow([i, f"{row[0]:.6g}", f"{row[1]:.7g}", f"{row[2]:.7g}",
+                        *(f"{u:.5f}" for u in unit[k]), f"{shares['normalised'][k]:.5f}",
+                        f"{shares['origin'][k]:.5f}"])
+
+
+# ------------------------------------------------------------------------------------ main
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from nasenergy.search.config import DEFAULT_PATIENCE
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1 per method")
     p.add_argument("--budget", type=int, default=200, help="full evaluations per run")
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    p.add_argument("--patience", type=int, default=DEFAULT_PATIENCE,
+                   help="the search's stall guard: stop a run after this many candidates in a row without a new "
+                        "full evaluation; 0 turns it off (default %(default)s, the search command's)")
     p.add_argument("--deadline-min", type=float, default=None, help="start no new run after this many minutes")
     p.add_argument("--summarize-only", action="store_true",
                    help="run nothing; summarize the runs already in OUT/runs for --methods and --seeds")
@@ -713,60 +985,69 @@ def main(argv: list[str] | None = None) -> int:
                    help="where each search's run folder goes (git-ignored by default)")
     p.add_argument("--note", action="append", default=[], help="a line for the README's notes (repeatable)")
     p.add_argument("--out", type=Path, default=OUT)
-    args = p.parse_args(argv)
-    try:
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        bad = [m for m in methods if m not in METHODS]
-        if bad or not methods:
-            raise UsageError(f"--methods: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(METHODS)}")
-        if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
-            raise UsageError("--seeds, --budget and --jobs must be at least 1")
-        seeds = list(range(args.seeds))
-        t0 = time.perf_counter()
-        done = [] if args.summarize_only else run_all(
-            methods, seeds, args.budget, args.out, args.work_dir, args.jobs,
-            None if args.deadline_min is None else 60 * args.deadline_min)
-        timings = read_timings(args.out)
-        _init_worker(args.budget)
-        sub = _WORKER["subspace"]
-        check: list[str] = list(args.note)
-        curves = load_curves(args.out, methods, seeds, args.budget)
-        if not curves:
-            raise UsageError("no finished runs to summarize")
-        summary = summarize(curves, args.budget, sub)
-        at = [k for k in (50, 100, args.budget) if k <= args.budget]
-        speed = [s for other in ("tpe+dominance", "tpe+threshold")
-                 for s in speedups(curves, "tpe", other, at)]
-        write_curves(curves, args.out / "curves.csv")
-        write_table(summary, args.out / "summary.csv")
-        if speed:
-            write_table(speed, args.out / "speedups.csv")
-        _write_front(sub, args.out / "true_front.csv")
-        plot(curves, args.out, args.budget)
-        from search_spaces import get_space
+    return p
 
-        space = get_space("tss")
-        n_classes = len({str(space.canonical(space.arch_at(i))) for i in range(space.size)})
-        cmd = "python experiments/search_efficiency.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a not in args.note and a != "--note")
-        write_readme(args.out, sub, summary, speed, args.budget, args.seeds, timings, check, n_classes, cmd.strip())
-        for r in summary:
-            print(f"{r['method']:>14}: ratio at {args.budget} {r[f'hv_ratio_at_{args.budget}_mean']:.3f} "
-                  f"[{r['ci95_low']:.3f}, {r['ci95_high']:.3f}] n={r['n_seeds']}; evals to 0.95 "
-                  f"{r['evals_to_0.95_median']}, to 0.99 {r['evals_to_0.99_median']}")
-        print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+
+def _methods(text: str) -> list[str]:
+    methods = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in methods if m not in METHODS]
+    if bad or not methods:
+        raise UsageError(f"--methods: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(METHODS)}")
+    return methods
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    methods = _methods(args.methods)
+    if args.seeds < 1 or args.budget < 1 or args.jobs < 1:
+        raise UsageError("--seeds, --budget and --jobs must be at least 1")
+    if args.patience < 0:
+        raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {args.patience}")
+    if args.deadline_min is not None and not args.deadline_min > 0:
+        raise UsageError(f"--deadline-min must be positive, got {args.deadline_min}")
+    seeds = list(range(args.seeds))
+    t0 = time.perf_counter()
+    _init_worker(args.budget, args.patience)
+    sub = _WORKER["subspace"]
+    load_curves(args.out, methods, seeds, args.budget, sub)  # refuse runs of another subspace before adding any
+    if not args.summarize_only:
+        run_all(methods, seeds, args.budget, args.out, args.work_dir, args.jobs,
+                None if args.deadline_min is None else 60 * args.deadline_min, args.patience)
+    curves = load_curves(args.out, methods, seeds, args.budget, sub)
+    if not curves:
+        raise UsageError(f"no finished runs to summarize in {args.out / 'runs'}")
+    summary = summarize(curves, args.budget, sub)
+    at = [k for k in (50, 100, args.budget) if k <= args.budget]
+    speed = [s for y in YARDSTICKS for other in ("tpe+dominance", "tpe+threshold")
+             for s in speedups(curves, "tpe", other, at, y)]
+    write_curves(curves, args.out / "curves.csv")
+    write_table(summary, args.out / "summary.csv")
+    if speed:
+        write_table(speed, args.out / "speedups.csv")
+    _write_front(sub, args.out / "true_front.csv")
+    plot(curves, args.out, args.budget)
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    n_classes = len({str(space.canonical(space.arch_at(i))) for i in range(space.size)})
+    cmd = "python experiments/search_efficiency.py " + " ".join(
+        a for a in argv if a not in args.note and a != "--note")
+    patience = sorted({r[0].get("patience", "") for c in curves.values() for r in c.rows if r} - {""}, key=int)
+    write_readme(args.out, sub, summary, speed, args.budget, args.seeds, read_timings(args.out), list(args.note),
+                 n_classes, cmd.strip(), patience)
+    p = YARDSTICKS[PRIMARY]
+    for r in summary:
+        print(f"{r['method']:>14}: normalised ratio at {args.budget} {r[f'{p}_at_{args.budget}_mean']:.3f} "
+              f"[{r[f'{p}_ci95_low']:.3f}, {r[f'{p}_ci95_high']:.3f}] n={r['n_seeds']}, stalled "
+              f"{r['stalled_runs']}; evals to 0.95 {r[f'{p}_evals_to_0.95_median']}, to 0.99 "
+              f"{r[f'{p}_evals_to_0.99_median']}; origin-based ratio {r[f'hv_ratio_at_{args.budget}_mean']:.3f}")
+    print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
     return 0
 
 
-def _write_front(sub: Subspace, path: Path) -> None:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["arch_index", "accuracy_pct", "throughput_img_per_s", "energy_j_per_img"])
-        for i, row in zip(sub.true_front_arch_index, sub.true_front):
-            w.writerow([i, f"{row[0]:.6g}", f"{row[1]:.7g}", f"{row[2]:.7g}"])
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    return run_main(lambda: _run(args, argv))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.config import (
     DATASETS,
+    DEFAULT_PATIENCE,
     DVFS_MODES,
     ESTIMATES,
     FILTERS,
@@ -52,6 +53,16 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or a positive integer, got {text!r}")
     return value
 
 
@@ -115,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"safety cap on the study's candidates, evaluated or not (default "
                           f"{MAX_CANDIDATES_PER_EVALUATION} x budget, divided by the share of cells a partial "
                           "recorded profile covers)")
+    run.add_argument("--patience", type=_non_negative_int, default=_DEFAULTS.patience, metavar="N",
+                     help="stall guard: stop when the study's last N candidates (duplicates, networks outside "
+                          "a recorded profile, filtered ones) brought no new full evaluation; 0 turns it off "
+                          f"(default {DEFAULT_PATIENCE}, four times the longest gap between two evaluations seen in "
+                          "searches that filled their budget; a sampler stuck on networks it has seen or the filter "
+                          "rejects would otherwise crawl on to the candidate cap)")
     run.add_argument("--lease-s", type=float, default=_DEFAULTS.lease_s,
                      help="seconds without a heartbeat after which a worker counts as dead and another "
                           "worker takes over its claimed evaluation (default %(default)s)")
@@ -149,6 +166,7 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
         out=args.out,
         workers=args.workers,
         max_candidates=args.max_candidates,
+        patience=args.patience,
         lease_s=args.lease_s,
         quiet=args.quiet,
     ).validate()
@@ -190,6 +208,13 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(
             f"warning: stopped at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
             f"of {summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
+            file=sys.stderr,
+        )
+    if summary.stop_reason == "stalled":
+        print(
+            f"warning: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
+            f"{summary.candidates} candidates with {summary.evaluated} of {summary.budget} full evaluations ({counts}); "
+            "raise --patience (0 turns the guard off), loosen the filter or lower --budget",
             file=sys.stderr,
         )
     if summary.stop_reason == "exhausted":

@@ -44,6 +44,15 @@ STUDY_DEFINING: tuple[str, ...] = (
 MAX_CANDIDATES_PER_EVALUATION = 50
 """Default safety cap: at most this many candidates per full evaluation of the budget."""
 
+DEFAULT_PATIENCE = 10 * MAX_CANDIDATES_PER_EVALUATION
+"""Default stall guard (500): stop once this many consecutive candidates (duplicates, networks
+outside a recorded profile, filtered networks) brought no new full evaluation. In the
+200-evaluation runs of ``experiments/search_efficiency.py`` on the recorded H200 profile, runs that
+finished their budget never went more than about 130 candidates between two full evaluations,
+while runs that crawled (TPE re-proposing networks it had seen or that the threshold filter
+rejects) went 500 to 2,300 candidates between evaluations, for thousands of candidates; 500 leaves
+a fourfold margin on the first and stops the second long before the candidate cap."""
+
 _STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -77,6 +86,10 @@ class SearchConfig:
         max_candidates: safety cap on the study's total candidates; ``None`` means
             ``MAX_CANDIDATES_PER_EVALUATION * budget``, divided by the share of cells a partial
             recorded profile answers (`nasenergy.search.coverage.candidate_cap`).
+        patience: stall guard: stop when the study's last ``patience`` candidates (finished ones,
+            in trial order) brought no new full evaluation; ``0`` turns it off. Counted over the
+            whole study, so a resumed run that stopped this way stops again at once unless the
+            value is raised.
         lease_s: seconds after its last heartbeat that a silent worker counts as dead and its
             claimed evaluation may be taken over by another worker.
         quiet: no progress bar and no summary lines.
@@ -102,6 +115,7 @@ class SearchConfig:
     out: str | None = None
     workers: int = 1
     max_candidates: int | None = None
+    patience: int = DEFAULT_PATIENCE
     lease_s: float = 60.0
     quiet: bool = False
 
@@ -159,6 +173,8 @@ class SearchConfig:
             raise UsageError(
                 f"--max-candidates ({self.max_candidates}) must be at least --budget ({self.budget})"
             )
+        if self.patience < 0:
+            raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {self.patience}")
         if not self.lease_s >= 5.0:
             raise UsageError(f"--lease-s must be at least 5 seconds, got {self.lease_s}")
         if self.dvfs == "measured" and not self.allow_clock_control:

@@ -22,6 +22,10 @@ For each candidate (one Optuna trial, ask-and-tell):
 
 Before taking new work a worker adopts orphaned claims (their worker died) and finishes them, so a
 study always ends with exactly ``budget`` finished evaluations.
+
+Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
+the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
+full evaluation (`candidates_since_evaluation`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +70,32 @@ def evaluation_seed(study_seed: int, trial_number: int) -> int:
     return int(np.random.SeedSequence([int(study_seed), int(trial_number)]).generate_state(1)[0])
 
 
+def candidates_since_evaluation(trials: Sequence[Any]) -> int:
+    """How many finished candidates came after the study's newest full evaluation.
+
+    Args:
+        trials: the study's trials in trial order (``study.get_trials()``).
+
+    Returns:
+        The candidates after the last trial whose outcome is ``evaluated``, not counting trials
+        still in progress (no outcome yet: another worker may be evaluating them).
+    """
+    count = 0
+    for t in reversed(trials):
+        outcome = t.user_attrs.get(tr.OUTCOME)
+        if outcome == "evaluated":
+            break
+        if outcome is not None:
+            count += 1
+    return count
+
+
+def is_stalled(trials: Sequence[Any], patience: int) -> bool:
+    """Whether the stall guard stops the study: ``patience`` > 0 finished candidates in a row
+    without a new full evaluation (see `candidates_since_evaluation`)."""
+    return patience > 0 and candidates_since_evaluation(trials) >= patience
+
+
 def is_candidate_error(exc: NasEnergyError) -> bool:
     """Whether ``exc`` concerns one candidate (it fails, the search goes on) rather than the run's
     set-up (the search stops): a lookup miss (e.g. a network absent from a partial benchmark) or
@@ -79,6 +109,7 @@ class WorkerResult:
 
     Attributes:
         reason: ``budget`` (every slot finished), ``max_candidates`` (the safety cap),
+            ``stalled`` (the last ``patience`` candidates brought no new full evaluation),
             ``exhausted`` (every network the recorded profile holds has been seen),
             ``stopped`` (asked to stop) or ``parent_gone`` (its launching process died).
         candidates: candidates this worker handled.
@@ -134,7 +165,8 @@ class Worker:
     # ------------------------------------------------------------------ loop
 
     def run(self) -> WorkerResult:
-        """Work until the budget is finished, the candidate cap is hit, or `stop` is set."""
+        """Work until the budget is finished, the candidate cap or the stall guard stops the
+        study, or `stop` is set."""
         while True:
             if self.stop.is_set():
                 return WorkerResult("stopped", self._handled)
@@ -156,6 +188,8 @@ class Worker:
             trials = self.study.get_trials(deepcopy=False)
             if len(trials) >= self.cap:
                 return WorkerResult("max_candidates", self._handled)
+            if is_stalled(trials, self.config.patience):
+                return WorkerResult("stalled", self._handled)
             self._learn(trials)
             outcome = self._candidate()
             self._handled += 1

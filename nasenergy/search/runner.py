@@ -32,7 +32,7 @@ from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.objectives import objectives_for
-from nasenergy.search.pipeline import Worker, WorkerResult
+from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled
 from nasenergy.search.progress import Progress
 from nasenergy.search.storage import (
     StorageSpec,
@@ -62,8 +62,9 @@ class RunSummary:
         evaluated: full evaluations the study has finished (all workers, all sessions).
         candidates: candidates the study has seen.
         outcomes: how many candidates had each outcome (see `nasenergy.search.run_files.OUTCOMES`).
-        stop_reason: ``budget``, ``max_candidates``, ``exhausted`` (a partial recorded profile has
-            no unseen network left), ``interrupted`` or ``worker_failed``.
+        stop_reason: ``budget``, ``max_candidates``, ``stalled`` (the last ``patience``
+            candidates brought no new full evaluation), ``exhausted`` (a partial recorded profile
+            has no unseen network left), ``interrupted`` or ``worker_failed``.
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
@@ -143,7 +144,7 @@ def run_search(
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
             if reason == "budget" and not status.complete:  # worker processes stopped short
-                reason = _short_reason(study, len(trials))
+                reason = _short_reason(study, trials, config.patience)
         finally:
             claims.close()
     return RunSummary(
@@ -160,12 +161,14 @@ def run_search(
     )
 
 
-def _short_reason(study: Any, n_candidates: int) -> str:
-    """Why worker processes stopped before the budget: the candidate cap they recorded, else a
-    partial profile with no unseen network left."""
+def _short_reason(study: Any, trials: list[Any], patience: int) -> str:
+    """Why worker processes stopped before the budget: the candidate cap they recorded, else the
+    stall guard, else a partial profile with no unseen network left."""
     caps = [v.get("candidate_cap") for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)]
     caps = [c for c in caps if c]
-    return "max_candidates" if caps and n_candidates >= min(caps) else "exhausted"
+    if caps and len(trials) >= min(caps):
+        return "max_candidates"
+    return "stalled" if is_stalled(trials, patience) else "exhausted"
 
 
 # ------------------------------------------------------------------------------------- workers
@@ -195,6 +198,7 @@ def run_worker(
                 "parts": components.describe,
                 "coverage": components.coverage.to_dict() if components.coverage else None,
                 "candidate_cap": candidate_cap(config, components.coverage),
+                "patience": config.patience,
             },
         )
         with Heartbeat(claims):

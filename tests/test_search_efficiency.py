@@ -1,0 +1,146 @@
+"""experiments/search_efficiency.py: the normalised hypervolume yardstick, the ratio curves, the
+refusal of runs made on another subspace, and one-line errors for bad flags.
+
+The subspaces here are small synthetic ones built by hand (made-up figures), so the right answers
+are known exactly."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nasenergy.errors import UsageError
+
+SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "search_efficiency.py"
+
+
+@pytest.fixture(scope="module")
+def se():
+    spec = importlib.util.spec_from_file_location("search_efficiency_under_test", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+def _subspace(se, points: np.ndarray):
+    """A synthetic subspace over `points` (accuracy %, img/s, J/img)."""
+    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
+
+    objectives = objectives_for(se.OBJECTIVES)
+    front = points[front_mask(points, objectives)]
+    lower, upper = points.min(axis=0), points.max(axis=0)
+    return se.Subspace({}, len(points), front, hv_hypervolume(front, objectives), list(range(len(front))),
+                       1.0, 0, lower, upper, se.normalised_hv(front, lower, upper))
+
+
+POINTS = np.array([
+    [90.0, 100.0, 0.004],  # accurate, slow, hungry
+    [50.0, 300.0, 0.002],  # middle
+    [10.0, 500.0, 0.001],  # fast, frugal, poor
+    [40.0, 200.0, 0.003],  # dominated by the middle one
+])
+
+
+def test_unit_maximisation_maps_worst_to_0_and_best_to_1(se):
+    unit = se.to_unit_maximisation(POINTS, POINTS.min(axis=0), POINTS.max(axis=0))
+    assert unit[0] == pytest.approx([1.0, 0.0, 0.0])
+    assert unit[2] == pytest.approx([0.0, 1.0, 1.0])
+    assert unit[1] == pytest.approx([0.5, 0.5, 2 / 3])  # energy: (0.004 - 0.002) / 0.003
+
+
+def test_normalised_hv_of_boxes(se):
+    lower, upper = POINTS.min(axis=0), POINTS.max(axis=0)
+    # one point: the box from the worst corner to its unit coordinates
+    assert se.normalised_hv(POINTS[1:2], lower, upper) == pytest.approx(0.5 * 0.5 * 2 / 3)
+    # the ideal point fills the unit cube; the extremes alone have a zero coordinate and no volume
+    ideal = np.array([[90.0, 500.0, 0.001]])
+    assert se.normalised_hv(ideal, lower, upper) == pytest.approx(1.0)
+    assert se.normalised_hv(POINTS[[0, 2]], lower, upper) == 0.0
+
+
+def test_ratio_curves_follow_the_front_under_both_yardsticks(se):
+    sub = _subspace(se, POINTS)
+    curves = se.ratio_curves(POINTS[[3, 1, 0]], sub)
+    norm, origin = curves["normalised"], curves["origin"]
+    from nasenergy.search.objectives import hv_hypervolume, objectives_for
+
+    objectives = objectives_for(se.OBJECTIVES)
+    assert norm[-1] == pytest.approx(1.0)
+    assert origin[-1] == pytest.approx(hv_hypervolume(POINTS[[1, 0]], objectives) / sub.true_hv)
+    assert norm[1] == pytest.approx(1.0)  # the middle point alone holds all the normalised volume
+    assert norm[0] == pytest.approx(se.normalised_hv(POINTS[3:4], sub.lower, sub.upper) / sub.true_hv_norm)
+    assert np.all(np.diff(norm) >= 0) and np.all(np.diff(origin) >= 0)
+    assert origin[-1] < 1.0  # the fast network is missing, and it holds origin volume
+    full = se.ratio_curves(POINTS, sub)
+    assert full["origin"][-1] == pytest.approx(1.0) and full["normalised"][-1] == pytest.approx(1.0)
+
+
+def test_exclusive_shares_differ_between_yardsticks(se):
+    sub = _subspace(se, POINTS)
+    origin = se.front_contributions(sub, "origin")
+    norm = se.front_contributions(sub, "normalised")
+    assert len(origin) == len(norm) == len(sub.true_front) == 3
+    assert np.argmax(norm) == 1 and norm.max() == pytest.approx(1.0)
+    assert origin.max() < 1.0 and np.all(origin > 0)
+
+
+def _rows(se, sub, values: np.ndarray, *, stored_scale: float = 1.0) -> list[dict[str, str]]:
+    curves = se.ratio_curves(values, sub)
+    return [{"outcome": "evaluated", "accuracy_pct": str(v[0]), "throughput_img_per_s": str(v[1]),
+             "energy_j_per_img": str(v[2]), "hv_ratio": str(curves["origin"][k] * stored_scale)}
+            for k, v in enumerate(values)]
+
+
+def test_runs_of_another_subspace_are_refused(se, tmp_path):
+    sub = _subspace(se, POINTS)
+    rows = _rows(se, sub, POINTS[:2])
+    se.check_run_matches(tmp_path / "runs" / "a.csv.gz", rows, se.ratio_curves(POINTS[:2], sub))
+    stale = _rows(se, sub, POINTS[:2], stored_scale=0.9)
+    with pytest.raises(UsageError, match="different measured subspace"):
+        se.check_run_matches(tmp_path / "runs" / "a.csv.gz", stale, se.ratio_curves(POINTS[:2], sub))
+
+
+def test_a_stalled_run_counts_with_the_ratio_it_reached(se, tmp_path):
+    sub = _subspace(se, POINTS)
+    values = POINTS[[3, 1]]
+    curves = se.ratio_curves(values, sub)
+    rows = []
+    for k, v in enumerate(values):
+        rows.append({"method": "tpe", "seed": 0, "candidate": len(rows), "outcome": "evaluated",
+                     "accuracy_pct": v[0], "throughput_img_per_s": v[1], "energy_j_per_img": v[2],
+                     "cum_cost_s": 10.0 * (k + 1), "hv_ratio": curves["origin"][k], "stop_reason": "stalled"})
+        rows.append({"method": "tpe", "seed": 0, "candidate": len(rows), "outcome": "duplicate",
+                     "cum_cost_s": 10.0 * (k + 1), "hv_ratio": curves["origin"][k], "stop_reason": "stalled"})
+    se.write_run(se.run_path(tmp_path, "tpe", 0), rows)
+    c = se.load_curves(tmp_path, ["tpe"], [0, 1], 5, sub)["tpe"]
+    assert c.seeds == [0] and c.stop_reasons == ["stalled"]
+    assert c.by_eval["normalised"][0] == pytest.approx([curves["normalised"][0]] + [1.0] * 4)
+    assert c.by_candidate[0]["origin"] == pytest.approx(np.repeat(curves["origin"], 2))
+    summary = se.summarize({"tpe": c}, 5, sub)[0]
+    assert summary["stalled_runs"] == 1 and summary["runs_short_of_budget"] == 1
+    assert summary["hv_norm_ratio_at_5_mean"] == pytest.approx(1.0)
+    assert summary["hv_norm_ratio_evals_to_0.99_median"] == "2"
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--methods", "tpe,grid"], "--methods"),
+    (["--seeds", "0"], "--seeds"),
+    (["--patience", "-5"], "--patience"),
+    (["--budget", "many"], "--budget"),
+])
+def test_bad_flags_are_one_line_errors(argv, fragment, tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), *argv, "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    err = done.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0], done.stderr
+    assert not (tmp_path / "out").exists()
