@@ -81,6 +81,24 @@ def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial:
     return text
 
 
+STOP_REASONS: dict[str, str] = {
+    "budget": "the budget was spent",
+    "max_candidates": "stopped at the candidate cap",
+    "stalled": "stopped as stalled: the last `patience` candidates brought no new full evaluation",
+    "exhausted": "stopped: every network the recorded profile holds had been seen",
+    "interrupted": "interrupted; resume to continue",
+    "worker_failed": "a worker process failed; resume to continue",
+}
+"""How a run ended (``env.json``'s ``stop_reason``), in words."""
+
+
+def _stop_clause(env: Mapping[str, Any]) -> str:
+    reason = env.get("stop_reason")
+    if reason is None:
+        return ""
+    return f" ({STOP_REASONS.get(str(reason), str(reason))})"
+
+
 def _coverage_lines(env: Mapping[str, Any], outcomes: Counter) -> list[str]:
     raw = _worker_field(env, "coverage")
     if not raw:
@@ -160,7 +178,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "",
         "## Budget and candidates",
         "",
-        f"- full accuracy evaluations: **{len(evaluated)} of {budget}**",
+        f"- full accuracy evaluations: **{len(evaluated)} of {budget}**{_stop_clause(record.env)}",
         f"- candidates seen: {len(rows)}{f' (cap {cap:,})' if cap else ''}: filtered {outcomes['filtered']}, "
         f"duplicates {outcomes['duplicate']}, not recorded {outcomes['not_recorded']}, failed {outcomes['failed']}, "
         f"over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, running {outcomes['running']}",

@@ -84,3 +84,18 @@ def test_report_of_an_empty_run():
     text = render_report(rec)
     assert "**0 of 3**" in text and "Pareto front (0 cells)" in text
     assert hv_hypervolume(points_of([], rec.objectives), rec.objectives) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("reason, words", [
+    ("budget", "the budget was spent"),
+    ("stalled", "stopped as stalled"),
+    ("max_candidates", "stopped at the candidate cap"),
+    ("exhausted", "stopped: every network the recorded profile holds had been seen"),
+])
+def test_report_says_how_the_run_ended(reason, words):
+    text = render_report(_record({"stop_reason": reason}))
+    assert f"**3 of 5** ({words}" in text
+
+
+def test_report_without_a_stop_reason_says_nothing_of_it():
+    assert "**3 of 5**\n" in render_report(_record())

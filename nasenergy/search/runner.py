@@ -140,11 +140,11 @@ def run_search(
                     reason = _run_processes(config, spec, components_factory, progress)
             finally:
                 progress.close()
-            files = write_outputs(config, study, spec, resume_command)
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
             if reason == "budget" and not status.complete:  # worker processes stopped short
                 reason = _short_reason(study, trials, config.patience)
+            files = write_outputs(config, study, spec, resume_command, stop_reason=reason)
         finally:
             claims.close()
     return RunSummary(
@@ -317,8 +317,11 @@ def _interrupts(stop: Any) -> Iterator[None]:
 # ------------------------------------------------------------------------------------- outputs
 
 
-def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_command: str) -> list[Path]:
-    """Rebuild every file of the run folder from the study; returns the files written."""
+def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_command: str,
+                  stop_reason: str | None = None) -> list[Path]:
+    """Rebuild every file of the run folder from the study; returns the files written.
+
+    `stop_reason` (a `RunSummary.stop_reason`) is kept in ``env.json`` and shown in the report."""
     from nasenergy.plots import draw_run
     from nasenergy.report import render_report
 
@@ -328,6 +331,8 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     run_files.write_tables(out, rows, objectives)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
     env = collect_env(seed=config.seed, workers=workers, storage=spec.display)
+    if stop_reason is not None:
+        env["stop_reason"] = stop_reason
     run_files.write_json(out / run_files.ENV_JSON, env)
     record = run_files.RunRecord(out, config.to_dict(), rows, env)
     report = render_report(record, resume_command=resume_command, dashboard_command=spec.dashboard_command())

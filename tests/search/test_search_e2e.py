@@ -84,6 +84,8 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
     # config.json and env.json say what ran.
     assert run.config["budget"] == 24 and run.config["study_name"] == summary.study_name
     assert run.env["seed"] == 0 and run.env["versions"]["optuna"]
+    assert run.env["stop_reason"] == summary.stop_reason == "budget"
+    assert "**24 of 24** (the budget was spent)" in report
     assert [w["seed"] for w in run.env["workers"].values()] == [0]
 
     # optuna-dashboard opens the storage the printed command names, and sees every trial with
