@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nasenergy.dvfs.calibrate import Calibration, calibrate
+from nasenergy.dvfs.calibration import Calibration, calibrate
 from nasenergy.dvfs.model import power_w, time_ratio
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params
 from nasenergy.dvfs.published import SETS, PublishedSet

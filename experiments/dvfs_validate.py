@@ -110,7 +110,7 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary]) -
         "## Method",
         "For each GPU, each workload (for the V100/RTX 8000 microbenchmarks: all inputs of one "
         "benchmark) is held out in turn. The GPU's parameters are calibrated on the *other* "
-        "workloads (`nasenergy.dvfs.calibrate`), the held-out workload is shown to the model only "
+        "workloads (`nasenergy.dvfs.calibration`), the held-out workload is shown to the model only "
         "at its default (highest) clock - time, board power and, where recorded, the GPU-busy "
         "fraction - and the model's energy-optimal clock (found with the 10-probe search) is "
         "scored on the workload's **measured** sweep:",

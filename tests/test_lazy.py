@@ -67,11 +67,10 @@ def test_table_is_copied_so_later_edits_do_not_leak() -> None:
 def test_every_exported_name_resolves_from_its_submodule(package: str) -> None:
     pkg = importlib.import_module(package)
     assert pkg.__all__ == sorted(pkg._EXPORTS)
-    # A name spelled like its own submodule (nasenergy.dvfs.calibrate) is shadowed by that
-    # submodule once it is imported: Python sets the package attribute, so it is left out here.
+    # No exported name may be spelled like a submodule: importing that submodule would make Python
+    # set the package attribute to the module, shadowing the export.
+    assert not set(pkg._EXPORTS) & set(pkg._EXPORTS.values())
     for name, module in pkg._EXPORTS.items():
-        if name in pkg._EXPORTS.values():
-            continue
         assert getattr(pkg, name) is getattr(importlib.import_module(f"{package}.{module}"), name)
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'not_a_name'"):
         getattr(pkg, "not_a_name")

@@ -25,7 +25,7 @@ _EXPORTS = {
     "observation_from_measurement": "model",
     "Sweep": "sweeps", "read_sweep_csv": "sweeps", "read_sweeps_csv": "sweeps",
     "write_sweeps_csv": "sweeps",
-    "calibrate": "calibrate", "Calibration": "calibrate",
+    "calibrate": "calibration", "Calibration": "calibration",
     "ClockBackend": "backends", "ModelledBackend": "backends", "RecordedBackend": "backends",
     "MeasuredBackend": "backends", "MeasurementError": "backends",
     "find_optimal_clock": "search", "exhaustive_search": "search",

@@ -42,7 +42,7 @@ which kernels run) is known, ``alpha <= max(alpha_lo, b)``, since only busy time
 the clock. Rationale: a workload that draws little power
 above idle at full clock is mostly waiting (on memory, the host or launches), so little of its time
 scales with the clock; one that draws near the power limit keeps the SMs busy. DRAM activity marks
-memory-bound time. The weights are fitted per GPU (`nasenergy.dvfs.calibrate`), and the
+memory-bound time. The weights are fitted per GPU (`nasenergy.dvfs.calibration`), and the
 leave-one-out validation (``experiments/dvfs_validate.py``) shows how much they help over a
 constant ``alpha``.
 

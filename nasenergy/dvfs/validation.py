@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nasenergy.dvfs.backends import ModelledBackend, RecordedBackend
-from nasenergy.dvfs.calibrate import calibrate, fit_alpha, sweep_features
+from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
