@@ -657,6 +657,44 @@ def summarize(curves: dict[str, MethodCurves], budget: int, sub: Subspace) -> li
     return out
 
 
+def dominated_on_arrival(values: np.ndarray) -> np.ndarray:
+    """For each evaluated point of a run, in order: was it weakly dominated by a point evaluated
+    before it (so adding it left the run's front, and its hypervolume, unchanged)?"""
+    signed = np.asarray(values, dtype=float) * np.array([1.0, 1.0, -1.0])  # all maximised
+    out = np.zeros(len(signed), dtype=bool)
+    for k in range(1, len(signed)):
+        out[k] = bool(np.any(np.all(signed[:k] >= signed[k], axis=1)))
+    return out
+
+
+def filter_headroom(curves: dict[str, MethodCurves]) -> list[dict[str, Any]]:
+    """Per method: the share of full evaluations that were dominated on arrival (median and range
+    over seeds). For an unfiltered method this bounds what a per-candidate filter could save on the
+    same proposals: a perfect filter skips exactly those evaluations, so it reaches the same
+    hypervolume with ``1 - share`` of them, a factor of at most ``1 / (1 - share)``. For a filtered
+    method it is the share of admitted candidates that turned out not to matter."""
+    rows = []
+    for method, c in curves.items():
+        shares = np.array([float(dominated_on_arrival(evaluated_values(r)).mean()) if any(
+            x["outcome"] == "evaluated" for x in r) else np.nan for r in c.rows])
+        med = float(np.nanmedian(shares))
+        rows.append({"method": method, "n_seeds": len(c.seeds), "dominated_share_median": med,
+                     "dominated_share_min": float(np.nanmin(shares)),
+                     "dominated_share_max": float(np.nanmax(shares)),
+                     "perfect_filter_factor_median": 1.0 / (1.0 - med) if med < 1 else math.inf})
+    return rows
+
+
+def _headroom_table(headroom: list[dict[str, Any]]) -> list[str]:
+    lines = ["| method | seeds | evaluations dominated on arrival, median (min-max) | a perfect filter's factor on these proposals (median) |",
+             "|---|---|---|---|"]
+    for r in headroom:
+        lines.append(f"| {r['method']} | {r['n_seeds']} | {100 * r['dominated_share_median']:.1f} % "
+                     f"({100 * r['dominated_share_min']:.1f}-{100 * r['dominated_share_max']:.1f} %) "
+                     f"| {r['perfect_filter_factor_median']:.2f}× |")
+    return lines
+
+
 def _censored_median(need: Sequence[float | None], fmt: str = "g") -> str:
     """Median over seeds where a seed that never reached counts as infinitely many; ``never``
     when the median seed never reached."""
@@ -841,7 +879,8 @@ def _share_sentence(sub: Subspace, yardstick: str) -> str:
 
 def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed: list[dict[str, Any]],
                  budget: int, seeds_asked: int, timings: dict[str, list[float]], check: list[str],
-                 n_classes_total: int, command: str, patience: list[str]) -> None:
+                 n_classes_total: int, command: str, patience: list[str],
+                 headroom: list[dict[str, Any]]) -> None:
     """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
     lines = [
@@ -916,6 +955,18 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "",
         *_target_lines(by, speed, budget),
         "",
+        "## Headroom for any filter",
+        "",
+        "A full evaluation helps only if its network is not dominated by one evaluated before it. "
+        "The share of evaluations that were dominated on arrival is what a per-candidate filter could "
+        "skip; on an unfiltered method's proposals, a perfect filter (one that knew every accuracy) "
+        "would reach the same front with the rest, a factor of 1 / (1 - share) fewer evaluations. "
+        "(A filter also changes what the sampler proposes next, so this is a yardstick, not a bound "
+        "on every possible search.) For the filtered methods, the share is the filter's admitted "
+        "candidates that did not matter (`headroom.csv`).",
+        "",
+        *_headroom_table(headroom),
+        "",
         "**How to read the ratios.** Against the origin in raw units, "
         + _share_sentence(sub, "origin")
         + ": a run's origin-based ratio jumps when it evaluates that network's class (any of its cells: "
@@ -943,7 +994,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "",
         "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, both ratios "
         "so far, the run's stop reason and patience), `curves.csv` (mean and CI of both ratios per number "
-        "of evaluations), `summary.csv`, `speedups.csv`, `true_front.csv` (with each point's normalised "
+        "of evaluations), `summary.csv`, `speedups.csv`, `headroom.csv`, `true_front.csv` (with each point's normalised "
         "coordinates and exclusive shares), `hv_vs_evaluations.png`, `hv_vs_cost.png` (normalised), "
         "`hv_vs_evaluations_origin.png` (origin-based).",
         "",
@@ -1024,6 +1075,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     if speed:
         write_table(speed, args.out / "speedups.csv")
     _write_front(sub, args.out / "true_front.csv")
+    headroom = filter_headroom(curves)
+    write_table(headroom, args.out / "headroom.csv")
     plot(curves, args.out, args.budget)
     from search_spaces import get_space
 
@@ -1033,7 +1086,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         a for a in argv if a not in args.note and a != "--note")
     patience = sorted({r[0].get("patience", "") for c in curves.values() for r in c.rows if r} - {""}, key=int)
     write_readme(args.out, sub, summary, speed, args.budget, args.seeds, read_timings(args.out), list(args.note),
-                 n_classes, cmd.strip(), patience)
+                 n_classes, cmd.strip(), patience, headroom)
     p = YARDSTICKS[PRIMARY]
     for r in summary:
         print(f"{r['method']:>14}: normalised ratio at {args.budget} {r[f'{p}_at_{args.budget}_mean']:.3f} "

@@ -144,3 +144,16 @@ def test_bad_flags_are_one_line_errors(argv, fragment, tmp_path):
     err = done.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and fragment in err[0], done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_dominated_on_arrival_marks_evaluations_that_left_the_front_unchanged(se):
+    values = np.array([
+        [70.0, 1000.0, 0.50],   # first: never dominated
+        [60.0, 900.0, 0.60],    # worse in all three than the first
+        [80.0, 500.0, 0.70],    # more accurate: new front point
+        [70.0, 1000.0, 0.50],   # equal to the first: weakly dominated
+        [65.0, 2000.0, 0.60],   # faster than all: new front point
+        [64.0, 1500.0, 0.40],   # least energy: new front point
+    ])
+    assert se.dominated_on_arrival(values).tolist() == [False, True, False, True, False, False]
+    assert se.dominated_on_arrival(np.zeros((0, 3))).tolist() == []
