@@ -72,8 +72,14 @@ METHODS: dict[str, tuple[str, str]] = {
     "nsga2": ("nsga2", "none"),
     "tpe+threshold": ("tpe", "threshold"),
     "tpe+dominance": ("tpe", "dominance"),
+    "tpe+dominance@0.8": ("tpe", "dominance"),
+    "tpe+dominance@0.5": ("tpe", "dominance"),
 }
 """method -> (sampler, filter)."""
+TARGET_RECALL: dict[str, float] = {"tpe+dominance@0.8": 0.8, "tpe+dominance@0.5": 0.5}
+"""Methods that set the filter's target recall (the others keep the command's default)."""
+DEFAULT_METHODS: tuple[str, ...] = ("random", "tpe", "nsga2", "tpe+threshold", "tpe+dominance")
+"""The methods run when ``--methods`` is not given; the recall variants are a sensitivity study."""
 LEVELS: tuple[float, ...] = (0.95, 0.99)
 WARMUP_FACTOR = 3.0
 YARDSTICKS: dict[str, str] = {
@@ -147,11 +153,12 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None, p
     from nasenergy.search.config import DEFAULT_PATIENCE, SearchConfig
 
     sampler, filt = METHODS[method]
+    recall = {"target_recall": TARGET_RECALL[method]} if method in TARGET_RECALL else {}
     return SearchConfig(
         budget=budget, space="tss", dataset=DATASET, objectives=OBJECTIVES,
         benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
         sampler=sampler, seed=seed, out=out, quiet=True,
-        patience=DEFAULT_PATIENCE if patience is None else patience,
+        patience=DEFAULT_PATIENCE if patience is None else patience, **recall,
     )
 
 
@@ -877,12 +884,21 @@ def _share_sentence(sub: Subspace, yardstick: str) -> str:
             f"of it, the next largest {second:.1%}")
 
 
+def _recall_clause(methods: Sequence[str]) -> str:
+    variants = [m for m in methods if m in TARGET_RECALL]
+    if not variants:
+        return ""
+    return "; as a sensitivity study, " + ", ".join(
+        f"`{m}` is the dominance filter at target recall {TARGET_RECALL[m]:g}" for m in variants)
+
+
 def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed: list[dict[str, Any]],
                  budget: int, seeds_asked: int, timings: dict[str, list[float]], check: list[str],
                  n_classes_total: int, command: str, patience: list[str],
                  headroom: list[dict[str, Any]]) -> None:
     """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
+    curves_methods = list(by)
     lines = [
         "# Search efficiency on the measured TSS subspace",
         "",
@@ -912,7 +928,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "",
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
-        f"0.95, the command's default). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
+        f"0.95, the command's default{_recall_clause(curves_methods)}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
         "(a run stops as `stalled` after that many candidates in a row without a new full evaluation; "
         "it counts with the ratio it reached). Seeds 0.."
         f"{seeds_asked - 1} asked; the tables say how many finished.",
@@ -1024,7 +1040,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1 per method")
     p.add_argument("--budget", type=int, default=200, help="full evaluations per run")
-    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated, from: " + ", ".join(METHODS))
+    p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
+                   help="comma-separated, from: " + ", ".join(METHODS) + " (@R: the dominance filter at target recall R)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
     p.add_argument("--patience", type=int, default=DEFAULT_PATIENCE,
                    help="the search's stall guard: stop a run after this many candidates in a row without a new "
@@ -1068,7 +1085,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"no finished runs to summarize in {args.out / 'runs'}")
     summary = summarize(curves, args.budget, sub)
     at = [k for k in (50, 100, args.budget) if k <= args.budget]
-    speed = [s for y in YARDSTICKS for other in ("tpe+dominance", "tpe+threshold")
+    speed = [s for y in YARDSTICKS for other in ("tpe+dominance", "tpe+threshold", *TARGET_RECALL)
              for s in speedups(curves, "tpe", other, at, y)]
     write_curves(curves, args.out / "curves.csv")
     write_table(summary, args.out / "summary.csv")

@@ -157,3 +157,11 @@ def test_dominated_on_arrival_marks_evaluations_that_left_the_front_unchanged(se
     ])
     assert se.dominated_on_arrival(values).tolist() == [False, True, False, True, False, False]
     assert se.dominated_on_arrival(np.zeros((0, 3))).tolist() == []
+
+
+def test_recall_variants_set_the_filter_target_recall(se):
+    assert se.search_config("tpe+dominance@0.5", 0, 10).target_recall == 0.5
+    assert se.search_config("tpe+dominance@0.8", 0, 10).filter == "dominance"
+    default = se.search_config("tpe+dominance", 0, 10).target_recall
+    assert default not in (0.5, 0.8)
+    assert set(se.DEFAULT_METHODS) < set(se.METHODS)
