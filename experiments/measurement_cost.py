@@ -5,7 +5,8 @@ image at the default clock), then CPU work: the modelled energy-optimal clock an
 verdict. Its GPU cost comes from
 
 * the recorded H200 profile (``measure_cost_s``: throughput + one energy window of at least
-  0.3 s, the setting the profile was recorded with), **measured**;
+  0.28 or 0.3 s, the settings the profile was recorded with), **measured**, over all rows and per
+  board;
 * the meter benchmark (``results/meter_benchmark/cells.csv``): the throughput-only path and the
   default energy path (3 windows of at least 0.28 s), **measured**.
 
@@ -90,17 +91,32 @@ def profile_rows(profile: Path) -> list[dict[str, str]]:
     return rows
 
 
-def measurement_costs(rows: list[dict[str, str]], meter_cells: Path | None) -> list[CostRow]:
-    """GPU cost of the cheap measurement: the profile's setting and the meter benchmark's modes."""
-    out = []
+def _windows_text(rows: list[dict[str, str]]) -> str:
+    windows = sorted({r.get("energy_window_s", "") for r in rows} - {""}, key=float)
+    return ">= " + "-".join(windows) + " s" if windows else "(length not recorded)"
+
+
+def _profile_cost_row(rows: list[dict[str, str]], label: str) -> CostRow:
     cost = np.array([float(r["measure_cost_s"]) for r in rows])
     power = np.array([float(r["avg_power_w"]) for r in rows])
     idle = np.array([float(r["idle_power_w"]) for r in rows])
-    out.append(CostRow(
-        "measurement, profile setting (throughput + 1 energy window >= 0.3 s), H200", len(rows),
-        _q(cost, 0.5), _q(cost, 0.9), _q(idle * cost, 0.5), _q(power * cost, 0.5),
-        "measured", "estimated",
-        "per class; energy between idle power x wall time and inference board power x wall time"))
+    return CostRow(label, len(rows), _q(cost, 0.5), _q(cost, 0.9), _q(idle * cost, 0.5), _q(power * cost, 0.5),
+                   "measured", "estimated",
+                   "per class; energy between idle power x wall time and inference board power x wall time")
+
+
+def measurement_costs(rows: list[dict[str, str]], meter_cells: Path | None) -> list[CostRow]:
+    """GPU cost of the cheap measurement: the profile's setting and the meter benchmark's modes."""
+    out = [_profile_cost_row(rows, f"measurement, profile setting (throughput + 1 energy window "
+                                   f"{_windows_text(rows)}), H200, all rows")]
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in rows:
+        groups.setdefault((r.get("energy_window_s", ""), r.get("gpu_uuid", "")), []).append(r)
+    if len(groups) > 1:
+        for (window, uuid), group in sorted(groups.items(), key=lambda kv: min(r["measured_at"] for r in kv[1])):
+            board = f"board {uuid[4:12]}" if uuid else "board not recorded"
+            out.append(_profile_cost_row(group, f"measurement, profile rows, {board}, 1 energy window "
+                                                f"{_windows_text(group)}, H200"))
     if meter_cells is not None and meter_cells.is_file():
         with meter_cells.open(newline="") as fh:
             cells = list(csv.DictReader(fh))
@@ -108,7 +124,7 @@ def measurement_costs(rows: list[dict[str, str]], meter_cells: Path | None) -> l
         for c in cells:
             if c["mode"] == "energy" and c["avg_power_w"]:
                 by_cell_power.setdefault(c["cell"], []).append(float(c["avg_power_w"]))
-        idle_median = float(np.median(idle))
+        idle_median = float(np.median([float(r["idle_power_w"]) for r in rows]))
         for mode, label in (("throughput", "measurement, throughput only, H200 (meter benchmark)"),
                             ("energy", "measurement, throughput + 3 energy windows >= 0.28 s, H200 "
                                        "(meter benchmark)")):
@@ -255,6 +271,10 @@ def write_readme(rows: list[CostRow], path: Path, profile: Path, powers_w: dict[
         "* Measurement energy is an estimate between idle power and inference board power over the "
         "measurement's wall time. That time covers copying the built network to the GPU, FLOP "
         "counting, graph capture and the timed runs; building the network on the CPU is not in it.",
+        *(["* The profile's rows come from more than one board or run setting (the per-board rows); "
+           "where two boards were measured at once by two processes on one host, the per-class time "
+           "includes that host's contention. The all-rows median is used for the ratios."]
+          if any(r.item.startswith("measurement, profile rows") for r in rows) else []),
         "* The CPU rows are this (shared, 2-core) machine's times for the modelled clock and the "
         "filter's verdict; they do not hold the GPU.",
         "",
