@@ -1,7 +1,7 @@
 """Search efficiency: how many full evaluations each search method needs to find the Pareto front.
 
 Compares random search, TPE and NSGA-II without a filter, and TPE with the threshold and the
-dominance-aware utilization filters, on three objectives: accuracy (12-epoch CIFAR-10 x-valid, the
+dominance-aware utilization filters, on three objectives: accuracy (12-epoch x-valid of CIFAR-10, or of ``--dataset``, the
 NATS-Bench search metric) ↑, throughput at the energy-optimal clock ↑ and energy per image at that
 clock ↓. Throughput and energy come from the recorded H200 profile (default clock, **recorded**)
 and the DVFS model with the extrapolated H200 parameters (optimal clock, **modelled**); accuracy
@@ -72,11 +72,11 @@ METHODS: dict[str, tuple[str, str]] = {
     "nsga2": ("nsga2", "none"),
     "tpe+threshold": ("tpe", "threshold"),
     "tpe+dominance": ("tpe", "dominance"),
-    "tpe+dominance@0.8": ("tpe", "dominance"),
+    "tpe+dominance@0.95": ("tpe", "dominance"),
     "tpe+dominance@0.5": ("tpe", "dominance"),
 }
 """method -> (sampler, filter)."""
-TARGET_RECALL: dict[str, float] = {"tpe+dominance@0.8": 0.8, "tpe+dominance@0.5": 0.5}
+TARGET_RECALL: dict[str, float] = {"tpe+dominance@0.95": 0.95, "tpe+dominance@0.5": 0.5}
 """Methods that set the filter's target recall (the others keep the command's default)."""
 DEFAULT_METHODS: tuple[str, ...] = ("random", "tpe", "nsga2", "tpe+threshold", "tpe+dominance")
 """The methods run when ``--methods`` is not given; the recall variants are a sensitivity study."""
@@ -132,6 +132,7 @@ class Subspace:
         lower: ``(3,)`` each objective's minimum over every point of the subspace (own units).
         upper: ``(3,)`` each objective's maximum over every point of the subspace.
         true_hv_norm: the true front's normalised hypervolume (`normalised_hv`).
+        dataset: the NATS-Bench dataset whose accuracies it holds.
     """
 
     classes: dict[str, ClassFigures]
@@ -144,9 +145,11 @@ class Subspace:
     lower: np.ndarray
     upper: np.ndarray
     true_hv_norm: float
+    dataset: str = DATASET
 
 
-def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None) -> Any:
+def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None,
+                  dataset: str = DATASET) -> Any:
     """The `SearchConfig` of one run (recorded H200 profile, modelled DVFS, shared tables);
     ``patience`` None: the command's default stall guard."""
     from nasenergy.paths import shared_data_dir
@@ -155,7 +158,7 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None, p
     sampler, filt = METHODS[method]
     recall = {"target_recall": TARGET_RECALL[method]} if method in TARGET_RECALL else {}
     return SearchConfig(
-        budget=budget, space="tss", dataset=DATASET, objectives=OBJECTIVES,
+        budget=budget, space="tss", dataset=dataset, objectives=OBJECTIVES,
         benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
         sampler=sampler, seed=seed, out=out, quiet=True,
         patience=DEFAULT_PATIENCE if patience is None else patience, **recall,
@@ -194,7 +197,7 @@ def build_subspace(config: Any) -> Subspace:
         if fig is None:
             continue
         n_cells += 1
-        for acc in sorted(_possible_accuracies(oracle, arch)):
+        for acc in sorted(_possible_accuracies(oracle, arch, config.dataset)):
             points.append([acc, fig.throughput_img_per_s, fig.energy_j_per_img])
             index.append(i)
     if not points:
@@ -206,15 +209,15 @@ def build_subspace(config: Any) -> Subspace:
     lower, upper = pts.min(axis=0), pts.max(axis=0)
     return Subspace(classes, n_cells, front, hv_hypervolume(front, objectives),
                     [index[k] for k in np.flatnonzero(mask)], median, n_warmup, lower, upper,
-                    normalised_hv(front, lower, upper))
+                    normalised_hv(front, lower, upper), config.dataset)
 
 
-def _possible_accuracies(oracle: Any, arch: Any, n_draws: int = 30) -> set[float]:
+def _possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30) -> set[float]:
     """Every search-metric value the oracle can return for `arch` (all recorded runs)."""
-    first = oracle.evaluate(arch, DATASET, seed=0)
+    first = oracle.evaluate(arch, dataset, seed=0)
     values = {float(first.accuracy_pct)}
     if first.trial != "mean":  # one run drawn at random: collect the others
-        values |= {float(oracle.evaluate(arch, DATASET, seed=s).accuracy_pct) for s in range(1, n_draws)}
+        values |= {float(oracle.evaluate(arch, dataset, seed=s).accuracy_pct) for s in range(1, n_draws)}
     return values
 
 
@@ -306,7 +309,7 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
     folder = work_dir / f"{method.replace('+', '_')}_seed{seed:02d}"
     if folder.exists():
         shutil.rmtree(folder)  # a run cut short earlier: start afresh rather than resume
-    config = search_config(method, seed, budget, out=str(folder), patience=patience)
+    config = search_config(method, seed, budget, out=str(folder), patience=patience, dataset=sub.dataset)
     summary = run_search(config, resume_command="python experiments/search_efficiency.py")
     with (folder / "candidates.csv").open(newline="") as fh:
         cands = sorted(csv.DictReader(fh), key=lambda r: int(r["trial_number"]))
@@ -377,12 +380,13 @@ def read_run(path: Path) -> list[dict[str, str]]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(budget: int, patience: int | None = None) -> None:
+def _init_worker(budget: int, patience: int | None = None, dataset: str = DATASET) -> None:
     """Per process: the measured subspace (built once)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget)), budget=budget, patience=patience)
+    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget, dataset=dataset)), budget=budget,
+                   patience=patience)
 
 
 def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:
@@ -396,7 +400,8 @@ def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:
 
 
 def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path, work_dir: Path, jobs: int,
-            deadline_s: float | None, patience: int | None = None) -> list[tuple[str, int, float, str, int]]:
+            deadline_s: float | None, patience: int | None = None,
+            dataset: str = DATASET) -> list[tuple[str, int, float, str, int]]:
     """Every (method, seed) whose CSV is missing, seed-major (so a cut-off run set stays balanced
     across methods); stops starting new runs after ``deadline_s`` seconds."""
     todo = [(m, s, str(out), str(work_dir)) for s in seeds for m in methods if not run_path(out, m, s).is_file()]
@@ -407,7 +412,7 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
     t0 = time.perf_counter()
     if jobs <= 1:
         if "subspace" not in _WORKER:
-            _init_worker(budget, patience)
+            _init_worker(budget, patience, dataset)
         _WORKER.update(budget=budget, patience=patience)
         for job in todo:
             if deadline_s is not None and time.perf_counter() - t0 > deadline_s:
@@ -418,7 +423,8 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
         return done
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker, initargs=(budget, patience)) as pool:
+    with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker,
+                                                initargs=(budget, patience, dataset)) as pool:
         pending = [pool.apply_async(_do_run, (job,)) for job in todo]
         for p in pending:
             try:
@@ -884,6 +890,12 @@ def _share_sentence(sub: Subspace, yardstick: str) -> str:
             f"of it, the next largest {second:.1%}")
 
 
+def _default_recall(filter_name: str) -> float:
+    from nasenergy.search.config import DEFAULT_TARGET_RECALL
+
+    return DEFAULT_TARGET_RECALL[filter_name]
+
+
 def _recall_clause(methods: Sequence[str]) -> str:
     variants = [m for m in methods if m in TARGET_RECALL]
     if not variants:
@@ -910,7 +922,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "without cost and spends no budget. The **true front** is the Pareto front over every cell "
         "of the profiled classes; all ratios below are against it, not against the full space's front.",
         "",
-        "Objectives: accuracy ↑ (NATS-Bench 12-epoch CIFAR-10 x-valid, the search metric; recorded), "
+        f"Objectives: accuracy ↑ (NATS-Bench 12-epoch {sub.dataset} x-valid, the search metric; recorded), "
         "throughput ↑ and energy per image ↓, both at each network's energy-optimal SM clock "
         "(default-clock figures **recorded** on the H200; the optimal clock and the figures there "
         "**modelled** with the H200 DVFS parameters, which are extrapolated from A100 sweeps). "
@@ -928,7 +940,8 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "",
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
-        f"0.95, the command's default{_recall_clause(curves_methods)}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
+        f"{_default_recall('threshold'):g} and {_default_recall('dominance'):g}, the command's defaults"
+        f"{_recall_clause(curves_methods)}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
         "(a run stops as `stalled` after that many candidates in a row without a new full evaluation; "
         "it counts with the ratio it reached). Seeds 0.."
         f"{seeds_asked - 1} asked; the tables say how many finished.",
@@ -1043,6 +1056,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
                    help="comma-separated, from: " + ", ".join(METHODS) + " (@R: the dominance filter at target recall R)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    p.add_argument("--dataset", choices=("cifar10", "cifar100", "ImageNet16-120"), default=DATASET,
+                   help="NATS-Bench dataset of the accuracy objective (default %(default)s); give each "
+                        "dataset its own --out and --work-dir")
     p.add_argument("--patience", type=int, default=DEFAULT_PATIENCE,
                    help="the search's stall guard: stop a run after this many candidates in a row without a new "
                         "full evaluation; 0 turns it off (default %(default)s, the search command's)")
@@ -1074,12 +1090,12 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"--deadline-min must be positive, got {args.deadline_min}")
     seeds = list(range(args.seeds))
     t0 = time.perf_counter()
-    _init_worker(args.budget, args.patience)
+    _init_worker(args.budget, args.patience, args.dataset)
     sub = _WORKER["subspace"]
     load_curves(args.out, methods, seeds, args.budget, sub)  # refuse runs of another subspace before adding any
     if not args.summarize_only:
         run_all(methods, seeds, args.budget, args.out, args.work_dir, args.jobs,
-                None if args.deadline_min is None else 60 * args.deadline_min, args.patience)
+                None if args.deadline_min is None else 60 * args.deadline_min, args.patience, args.dataset)
     curves = load_curves(args.out, methods, seeds, args.budget, sub)
     if not curves:
         raise UsageError(f"no finished runs to summarize in {args.out / 'runs'}")

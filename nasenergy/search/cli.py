@@ -13,6 +13,7 @@ from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.config import (
     DATASETS,
     DEFAULT_PATIENCE,
+    DEFAULT_TARGET_RECALL,
     DVFS_MODES,
     ESTIMATES,
     FILTERS,
@@ -98,9 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="images per forward pass when measuring (default %(default)s)")
     how.add_argument("--filter", choices=FILTERS, default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
-    how.add_argument("--target-recall", type=float, default=_DEFAULTS.target_recall,
+    how.add_argument("--target-recall", type=float, default=None,
                      help="share of would-be front members the filter should let through, in (0, 1] "
-                          "(default %(default)s)")
+                          "(default " + ", ".join(f"{v:g} for {k}" for k, v in DEFAULT_TARGET_RECALL.items()
+                                                  if k != "none") + ")")
     how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU), measured (locks clocks; needs --allow-clock-control and a GPU), "

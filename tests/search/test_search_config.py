@@ -67,3 +67,13 @@ def test_round_trip_keeps_the_study_defining_fields():
     assert back.budget == 12 and back.objectives == ("accuracy", "energy")
     assert cfg.study_defining()["precision"] == "fp32"
     assert "seed" not in cfg.study_defining() and "budget" not in cfg.study_defining()
+
+
+def test_target_recall_defaults_per_filter_and_is_stored_resolved():
+    from nasenergy.search.config import DEFAULT_TARGET_RECALL
+
+    assert SearchConfig(filter="dominance").target_recall == DEFAULT_TARGET_RECALL["dominance"] == 0.8
+    assert SearchConfig(filter="threshold").target_recall == DEFAULT_TARGET_RECALL["threshold"] == 0.95
+    assert SearchConfig(filter="dominance", target_recall=0.5).target_recall == 0.5
+    assert SearchConfig().to_dict()["target_recall"] == 0.8
+    assert SearchConfig().study_defining()["target_recall"] == 0.8
