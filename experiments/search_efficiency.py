@@ -52,6 +52,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -569,7 +570,6 @@ def load_curves(out: Path, methods: Sequence[str], seeds: Sequence[int], budget:
 def mean_ci(x: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean over seeds (axis 0) and a 95 % percentile-bootstrap interval of that mean (NaN cells,
     e.g. a seed that has not spent that much yet, are left out)."""
-    import warnings
 
     x = np.asarray(x, dtype=float)
     with warnings.catch_warnings():
@@ -746,7 +746,9 @@ def write_curves(curves: dict[str, MethodCurves], path: Path) -> None:
         w.writerow(["method", "evaluations", "n_seeds", *cols, "cost_h_mean"])
         for m, c in curves.items():
             stats = [mean_ci(c.by_eval[name]) for name in YARDSTICKS]
-            cost = np.nanmean(c.cost_at_eval, axis=0) / 3600
+            with warnings.catch_warnings():  # evaluation counts no seed reached (runs that stopped short)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cost = np.nanmean(c.cost_at_eval, axis=0) / 3600
             for k in range(c.cost_at_eval.shape[1]):
                 figures = [f"{s[j][k]:.5f}" for s in stats for j in range(3)]
                 w.writerow([m, k + 1, len(c.seeds), *figures, f"{cost[k]:.4f}"])
