@@ -18,7 +18,6 @@ Usage (on a GPU machine)::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import datetime as dt
 import platform
@@ -35,7 +34,8 @@ def _cv(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from nasenergy._cli import OneLineParser
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", type=int, default=20)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)

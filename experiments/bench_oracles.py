@@ -20,7 +20,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import platform
@@ -37,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.oracles import CachedOracle, NatsBenchOracle, TableOracle, install, nats_import
 from nasenergy.oracles.tables import table_files
@@ -204,7 +203,7 @@ def write(timings: list[Timing], facts: dict[str, Any], machine: dict[str, str],
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and write its results; return the exit status."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="repeats per step")
     parser.add_argument("--out", default=str(ROOT / "results" / "oracle_benchmark"), help="output folder")
     args = parser.parse_args(argv)

@@ -205,7 +205,8 @@ def run_all(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from nasenergy._cli import OneLineParser
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--hardware", choices=("recorded", "fake"), default="recorded")
     p.add_argument("--filters", default="dominance,none")

@@ -9,7 +9,6 @@ in place from `nasenergy.paths.dvfs_data_dir()`.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from nasenergy.dvfs.calibration import Calibration, calibrate
 from nasenergy.dvfs.model import power_w, time_ratio
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params
 from nasenergy.dvfs.published import SETS, PublishedSet
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,7 +133,7 @@ def readme(rows: list[dict], sets: dict[str, GpuDvfsParams]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--params-dir", type=Path, default=ROOT / "nasenergy" / "dvfs" / "params")
     ap.add_argument("--results-dir", type=Path, default=ROOT / "results" / "dvfs_calibration")
     args = ap.parse_args(argv)

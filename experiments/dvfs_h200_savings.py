@@ -14,7 +14,6 @@ Writes ``results/dvfs_h200_savings/{per_cell.csv.gz, summary.csv, README.md, sav
 
 from __future__ import annotations
 
-import argparse
 import csv
 import gzip
 import sys
@@ -30,7 +29,7 @@ from nasenergy.dvfs.model import DvfsModel, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params, shipped_params
 from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, OptimalClock
 from nasenergy.dvfs.search import exhaustive_search
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware.recorded import DEFAULT_PROFILE, measurement_from_row, read_profile
 
@@ -163,7 +162,7 @@ def savings_tables(settings: dict[Setting, list[dict[str, str]]],
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", type=Path, default=DEFAULT_PROFILE,
                     help="recorded H200 profile (CSV or CSV.GZ)")
     ap.add_argument("--params", type=Path, default=None,

@@ -11,7 +11,6 @@ clock_choice.png}``. The sweeps are read in place from `nasenergy.paths.dvfs_dat
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import math
@@ -23,7 +22,7 @@ import numpy as np
 from nasenergy.dvfs.published import EXCLUDED, SETS
 from nasenergy.dvfs.validation import (HOST_BOUND_BUSY, Summary, WorkloadResult,
                                        leave_one_group_out, summarise)
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_validation"
@@ -219,7 +218,7 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary]) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS),
                     help="published sweep sets to validate on (default: all)")
     ap.add_argument("--out", type=Path, default=OUT, help="output folder")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 
 DEPTHS = (1, 2, 3)
@@ -169,7 +169,7 @@ def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mode", choices=("dominance", "threshold", "none"), default="dominance")
     p.add_argument("--budget", type=int, default=30, help="full evaluations (trainings)")
     p.add_argument("--max-trials", type=int, default=100, help="cap on all trials, skipped ones included")

@@ -31,7 +31,6 @@ Writes ``summary.csv`` and ``README.md`` to ``--out`` (default ``results/measure
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import time
@@ -41,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -287,7 +286,7 @@ def write_readme(rows: list[CostRow], path: Path, profile: Path, powers_w: dict[
 def main(argv: list[str] | None = None) -> int:
     from nasenergy.hardware.recorded import DEFAULT_PROFILE
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
     p.add_argument("--meter-cells", type=Path, default=METER_CELLS)
     p.add_argument("--train-power-w", type=float, default=300.0,

@@ -275,7 +275,9 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     from nasenergy.hardware.recorded import DEFAULT_PROFILE
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from nasenergy._cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("measure", help="measure the next classes into a chunk CSV")
     m.add_argument("--chunk-dir", type=Path, default=Path("profile_chunks"))
@@ -301,13 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--energy-window-s", type=float, help="default: the meter's")
     r.add_argument("--energy-repeats", type=int, help="default: the meter's")
     args = p.parse_args(argv)
-    from nasenergy.errors import NasEnergyError
+    from nasenergy._cli import run_main
 
-    try:
-        return {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args)
-    except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args))
 
 
 if __name__ == "__main__":

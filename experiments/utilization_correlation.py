@@ -22,7 +22,6 @@ Writes ``correlations.csv``, ``scatter.png`` and ``README.md`` to ``--out`` (def
 
 from __future__ import annotations
 
-import argparse
 import csv
 import gzip
 import hashlib
@@ -34,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nasenergy._cli import run_main
+from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
 
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
@@ -430,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     from nasenergy.hardware.recorded import DEFAULT_PROFILE
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", type=Path, default=DEFAULT_PROFILE, help="recorded profile CSV(.gz)")
     p.add_argument("--out", type=Path, default=Path("results/utilization_correlation"), help="output folder")
     p.add_argument("--data-dir", type=Path, default=None, help="shared data folder (default: NASENERGY_SHARED_DATA)")
