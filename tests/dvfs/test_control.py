@@ -93,8 +93,12 @@ def test_locks_do_not_nest(tmp_path) -> None:
                 pass
 
 
+# The child restores Python's usual SIGINT handler: a process started in the background by a
+# non-interactive shell (as CI may run the tests) inherits SIGINT ignored, and ClockControl rightly
+# leaves an ignored signal ignored.
 _CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from nasenergy.dvfs.control import ClockControl
     from nasenergy.testing import FakeNvml
     fake = FakeNvml(state_file=sys.argv[1])
