@@ -169,3 +169,31 @@ def test_recall_variants_set_the_filter_target_recall(se):
     assert default == DEFAULT_TARGET_RECALL["dominance"] and default not in (0.5, 0.95)
     assert se.search_config("tpe+threshold", 0, 10).target_recall == DEFAULT_TARGET_RECALL["threshold"]
     assert set(se.DEFAULT_METHODS) < set(se.METHODS)
+
+
+def test_filter_headroom_counts_evaluations_dominated_on_arrival(se):
+    def row(acc, thr, energy):
+        return {"outcome": "evaluated", "accuracy_pct": str(acc), "throughput_img_per_s": str(thr),
+                "energy_j_per_img": str(energy)}
+
+    runs = [[row(70, 1000, 0.5), row(60, 900, 0.6), row(80, 500, 0.7), row(65, 800, 0.9)],  # 2 of 4
+            [row(70, 1000, 0.5), {"outcome": "filtered"}, row(71, 1000, 0.5)]]              # 0 of 2
+    curves = {"m": se.MethodCurves([0, 1], {}, np.zeros((2, 1)), runs, [], [], ["budget", "budget"])}
+    (h,) = se.filter_headroom(curves)
+    assert h["method"] == "m" and h["n_seeds"] == 2
+    assert h["dominated_share_min"] == 0.0 and h["dominated_share_max"] == 0.5
+    assert h["dominated_share_median"] == pytest.approx(0.25)
+    assert h["perfect_filter_factor_median"] == pytest.approx(1 / 0.75)
+
+
+def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
+    by = {"tpe": {"n_seeds": 2}, "tpe+dominance": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.99, "hv_ratio_at_200_mean": 0.98,
+                                       "hv_norm_ratio_seeds_reaching_0.99": 1, "hv_ratio_seeds_reaching_0.99": 1}}
+    speed = [{"yardstick": y, "base": "tpe", "other": "tpe+dominance", "base_evals": k, "factor": f}
+             for y in se.YARDSTICKS for k, f in ((50, 1.3), (100, 1.9), (200, 2.6))]
+    first = se._target_lines(by, speed, 200)[0]
+    assert "met only at the levels TPE reaches after 200 evaluations" in first
+    speed = [dict(s, factor=2.5) for s in speed]
+    assert "met at every level" in se._target_lines(by, speed, 200)[0]
+    speed = [dict(s, factor=1.5) for s in speed]
+    assert "**not met**" in se._target_lines(by, speed, 200)[0]
