@@ -917,7 +917,6 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
                  headroom: list[dict[str, Any]]) -> None:
     """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
-    curves_methods = list(by)
     lines = [
         "# Search efficiency on the measured TSS subspace",
         "",
@@ -948,7 +947,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
         f"{_default_recall('threshold'):g} and {_default_recall('dominance'):g}, the command's defaults"
-        f"{_recall_clause(curves_methods)}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
+        f"{_recall_clause(list(by))}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
         "(a run stops as `stalled` after that many candidates in a row without a new full evaluation; "
         "it counts with the ratio it reached). Seeds 0.."
         f"{seeds_asked - 1} asked; the tables say how many finished.",
