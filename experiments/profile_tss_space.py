@@ -163,10 +163,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
             model = future.result()
             if k + 1 < len(todo):
                 future = pool.submit(space.build, todo[k + 1], "cifar10")
-            for row in _measure_rows(meter, space, arch, model, settings, torch.__version__):
-                if (row["canonical_arch"], row["precision"], int(row["batch_size"])) not in done:
-                    writer.writerow(row)
-                    n_rows += 1
+            missing = [s for s in settings if (str(arch), s[0], s[1]) not in done]
+            for row in _measure_rows(meter, space, arch, model, missing, torch.__version__):
+                writer.writerow(row)
+                n_rows += 1
             f.flush()
             per_class.append(time.perf_counter() - t0)
     meter.close()
