@@ -8,7 +8,7 @@ and the DVFS model with the extrapolated H200 parameters (optimal clock, **model
 and its cost from the NATS-Bench tables in the shared data folder (**recorded**, costs of cells
 without a record **estimated** by the oracle's rate model).
 
-**Measured subspace.** The profile covers only some TSS classes. The search runs over the whole
+**Measured subspace.** The profile may cover only some TSS classes. The search runs over the whole
 TSS space, but a candidate whose class is not in the profile is skipped without cost (outcome
 ``not_recorded`` in ``python -m nasenergy.search --hardware recorded``: no measurement, no budget);
 the **true front** is the Pareto front over every TSS cell whose class is in the profile. For the few cells whose
@@ -176,7 +176,8 @@ def build_subspace(config: Any) -> Subspace:
 
     parts = build_components(config)
     space, oracle, measure, optimal_clock = parts.space, parts.oracle, parts.measure, parts.optimal_clock
-    rows = list(RecordedMeter(space=space).rows())
+    rows = [r for r in RecordedMeter(space=space).rows()
+            if (r["precision"], int(r["batch_size"])) == (config.precision, config.batch_size)]
     costs = [float(r["measure_cost_s"]) for r in rows]
     median = float(np.median(costs))
     classes: dict[str, ClassFigures] = {}
@@ -767,7 +768,7 @@ _YLABEL = {
     "normalised": "normalised HV found / true front's",
     "origin": "HV against the origin, found / true front's",
 }
-_TITLE = ("TSS, measured H200 subspace: accuracy ↑ (recorded); throughput ↑, energy ↓ (modelled optimal clock)"
+_TITLE = ("TSS on the recorded H200 profile: accuracy ↑ (recorded); throughput ↑, energy ↓ (modelled optimal clock)"
           "\n{what}; mean and 95 % interval over seeds")
 
 
@@ -911,22 +912,32 @@ def _recall_clause(methods: Sequence[str]) -> str:
         f"`{m}` is the dominance filter at target recall {TARGET_RECALL[m]:g}" for m in variants)
 
 
+def _coverage_note(sub: Subspace, n_classes_total: int) -> str:
+    """What the true front is taken over: the whole space, or the profiled part of it."""
+    if len(sub.classes) == n_classes_total:
+        return (f"> **Whole space.** The recorded H200 profile covers all {n_classes_total:,} canonical TSS "
+                f"classes ({sub.n_cells:,} cells), so the **true front** is the Pareto front over every "
+                "TSS cell.")
+    return (f"> **Measured subspace only.** The recorded H200 profile covers {len(sub.classes):,} of the "
+            f"{n_classes_total:,} canonical TSS classes ({sub.n_cells:,} of 15,625 cells). Every search "
+            "samples the whole TSS space, but a candidate whose class is not in the profile is skipped "
+            "without cost and spends no budget. The **true front** is the Pareto front over every cell "
+            "of the profiled classes; all ratios below are against it, not against the full space's front.")
+
+
 def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed: list[dict[str, Any]],
                  budget: int, seeds_asked: int, timings: dict[str, list[float]], check: list[str],
                  n_classes_total: int, command: str, patience: list[str],
                  headroom: list[dict[str, Any]]) -> None:
     """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
+    complete = len(sub.classes) == n_classes_total
     lines = [
-        "# Search efficiency on the measured TSS subspace",
+        "# Search efficiency on the " + ("whole TSS space" if complete else "measured TSS subspace"),
         "",
         f"Produced by `{command}`.",
         "",
-        f"> **Measured subspace only.** The recorded H200 profile covers {len(sub.classes):,} of the "
-        f"{n_classes_total:,} canonical TSS classes ({sub.n_cells:,} of 15,625 cells). Every search "
-        "samples the whole TSS space, but a candidate whose class is not in the profile is skipped "
-        "without cost and spends no budget. The **true front** is the Pareto front over every cell "
-        "of the profiled classes; all ratios below are against it, not against the full space's front.",
+        _coverage_note(sub, n_classes_total),
         "",
         f"Objectives: accuracy ↑ (NATS-Bench 12-epoch {sub.dataset} x-valid, the search metric; recorded), "
         "throughput ↑ and energy per image ↓, both at each network's energy-optimal SM clock "
@@ -935,7 +946,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         f"True front: {len(sub.true_front)} points.",
         "",
         "**Hypervolume yardsticks.** *Normalised* (primary): each objective min-max normalised over "
-        "every cell of the measured subspace (accuracy "
+        "every cell the true front is taken over (accuracy "
         f"{sub.lower[0]:.2f}-{sub.upper[0]:.2f} %, throughput {sub.lower[1]:,.0f}-{sub.upper[1]:,.0f} img/s, "
         f"energy {1000 * sub.lower[2]:.4f}-{1000 * sub.upper[2]:.4f} mJ/img), turned into maximisation, "
         "reference point the subspace's worst corner (0 after normalisation); exact 3-D volume "

@@ -197,3 +197,13 @@ def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
     assert "met at every level" in se._target_lines(by, speed, 200)[0]
     speed = [dict(s, factor=1.5) for s in speed]
     assert "**not met**" in se._target_lines(by, speed, 200)[0]
+
+
+def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
+    import dataclasses
+
+    sub = _subspace(se, POINTS)
+    whole = dataclasses.replace(sub, classes={f"c{i}": None for i in range(4)}, n_cells=9)
+    assert "**Whole space.**" in se._coverage_note(whole, 4) and "all 4 canonical" in se._coverage_note(whole, 4)
+    part = se._coverage_note(dataclasses.replace(whole, classes={"c0": None}), 4)
+    assert "**Measured subspace only.**" in part and "covers 1 of the 4" in part
