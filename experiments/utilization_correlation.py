@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import shlex
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -339,6 +340,7 @@ def write_readme(
     profile_path: Path,
     path: Path,
     n_space_cells: int | None = None,
+    command: str = "python experiments/utilization_correlation.py",
 ) -> None:
     """A short README: the inputs, the sample, and the class-level Spearman and Kendall table.
 
@@ -353,7 +355,7 @@ def write_readme(
     lines = [
         "# Utilization vs accuracy on NATS-Bench TSS",
         "",
-        "Made by `python experiments/utilization_correlation.py`. Rank correlations of GPU utilization",
+        f"Made by `{command}`. Rank correlations of GPU utilization",
         "(and, for comparison, FLOPs and params) with NATS-Bench test accuracy after 12 and 200 epochs.",
         "",
         f"- Utilization: `{profile_path.name}` (sha256 {digest}…), {profile.source}, device {profile.device_name},",
@@ -404,7 +406,8 @@ def write_readme(
     path.write_text("\n".join(lines) + "\n")
 
 
-def run(profile_path: Path, out_dir: Path, data_dir: Path, precision: str | None, batch_size: int | None) -> list[CorrelationRow]:
+def run(profile_path: Path, out_dir: Path, data_dir: Path, precision: str | None, batch_size: int | None,
+        command: str = "python experiments/utilization_correlation.py") -> list[CorrelationRow]:
     """The whole experiment; returns the correlation rows it wrote."""
     from nasenergy.hardware.recorded import read_profile
     from search_spaces import get_space
@@ -421,7 +424,8 @@ def run(profile_path: Path, out_dir: Path, data_dir: Path, precision: str | None
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out_dir / "correlations.csv")
     plot_scatter(joined, rows, profile, out_dir / "scatter.png")
-    write_readme(rows, joined, profile, profile_path, out_dir / "README.md", n_space_cells=len(accuracies))
+    write_readme(rows, joined, profile, profile_path, out_dir / "README.md", n_space_cells=len(accuracies),
+                 command=command)
     return rows
 
 
@@ -443,7 +447,9 @@ def main(argv: list[str] | None = None) -> int:
         data_dir = args.data_dir if args.data_dir is not None else shared_data_dir()
         if not data_dir.is_dir():
             raise DataNotFoundError(f"shared data folder not found: {data_dir}")
-        rows = run(args.profile, args.out, data_dir, args.precision, args.batch_size)
+        given = sys.argv[1:] if argv is None else argv
+        command = " ".join(["python experiments/utilization_correlation.py", *map(shlex.quote, given)])
+        rows = run(args.profile, args.out, data_dir, args.precision, args.batch_size, command)
         for (dataset, epochs, predictor), r in class_level(rows).items():
             if predictor == "utilization":
                 print(f"{dataset:>15} {epochs:>3} ep: Spearman {r.spearman_rho:.3f}, Kendall {r.kendall_tau:.3f} (n={r.n})")
