@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 TARGET_S = 60.0
 COLUMNS = (
@@ -110,7 +111,7 @@ def run_one(budget: int, hardware: str, filter_mode: str, benchmark: Path, sampl
     }
 
 
-def write_readme(out: Path, rows: list[dict], args: argparse.Namespace, coverage: str | None) -> None:
+def write_readme(out: Path, rows: list[dict], args: argparse.Namespace, coverage: Any | None) -> None:
     synthetic = args.hardware == "fake"
     lines = [
         "# Search benchmark: wall time of a 200-evaluation search",
@@ -124,9 +125,11 @@ def write_readme(out: Path, rows: list[dict], args: argparse.Namespace, coverage
         "the shared NATS-Bench tables.",
         "",
     ]
-    if coverage:
+    if coverage is not None and coverage.complete:
+        lines += [f"**Profile:** {coverage.summary()}.", ""]
+    elif coverage is not None:
         lines += [
-            f"**Partial profile:** {coverage}. The search effectively ran over those classes: a candidate "
+            f"**Partial profile:** {coverage.summary()}. The search effectively ran over those classes: a candidate "
             "outside them is recorded `not_recorded` (not measured, no budget spent, told to the sampler as "
             "pruned). The timings will change as the profile grows.",
             "",
@@ -163,8 +166,8 @@ def write_readme(out: Path, rows: list[dict], args: argparse.Namespace, coverage
     (out / "README.md").write_text("\n".join(lines))
 
 
-def recorded_profile_coverage() -> str | None:
-    """One line on how much of the TSS space the recorded profile covers (``None``: no coverage reported).
+def recorded_profile_coverage() -> Any | None:
+    """How much of the TSS space the recorded profile covers (a `Coverage`; ``None``: none reported).
 
     Raises:
         NasEnergyError: the profile is not installed or unreadable.
@@ -176,7 +179,7 @@ def recorded_profile_coverage() -> str | None:
 
     space = get_space("tss")
     found = profile_coverage(RecordedMeter(space=space), space, SearchConfig())  # fails clearly if absent
-    return found.summary() if found else None
+    return found or None
 
 
 def run_all(args: argparse.Namespace) -> int:
@@ -187,7 +190,8 @@ def run_all(args: argparse.Namespace) -> int:
     coverage = None
     if args.hardware == "recorded":
         coverage = recorded_profile_coverage()
-        print(coverage)
+        if coverage is not None:
+            print(coverage.summary())
     rows = []
     for filter_mode in args.filters.split(","):
         row = run_one(args.budget, args.hardware, filter_mode.strip(), benchmark, args.sampler)
