@@ -78,6 +78,12 @@ def _done_keys(paths: list[Path]) -> set[tuple[str, str, int]]:
     return keys
 
 
+def missing_settings(arch: Any, settings: list[tuple[str, int, bool]],
+                     done: set[tuple[str, str, int]]) -> list[tuple[str, int, bool]]:
+    """The settings (precision, batch size, channels-last) not yet recorded for `arch`'s class."""
+    return [s for s in settings if (str(arch), s[0], s[1]) not in done]
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N``."""
     try:
@@ -132,8 +138,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
     done = _done_keys(done_files)
-    todo = [a for a in class_order(space, args.seed)
-            if any((str(a), p, b) not in done for p, b, _ in settings)]
+    todo = [a for a in class_order(space, args.seed) if missing_settings(a, settings, done)]
     shard, n_shards = args.shard
     todo = todo[shard::n_shards]
     if args.max_classes is not None:
@@ -163,8 +168,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             model = future.result()
             if k + 1 < len(todo):
                 future = pool.submit(space.build, todo[k + 1], "cifar10")
-            missing = [s for s in settings if (str(arch), s[0], s[1]) not in done]
-            for row in _measure_rows(meter, space, arch, model, missing, torch.__version__):
+            for row in _measure_rows(meter, space, arch, model, missing_settings(arch, settings, done),
+                                     torch.__version__):
                 writer.writerow(row)
                 n_rows += 1
             f.flush()

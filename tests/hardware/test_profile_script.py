@@ -96,3 +96,14 @@ def test_merge_fill_rejects_unknown_columns(script, tmp_path, capsys):
         script.main(["merge", str(tmp_path / "x.csv"), "--fill", "throughput_img_per_s=1"])
     assert exc.value.code == 2
     assert "--fill" in capsys.readouterr().err
+
+
+def test_missing_settings_skip_what_a_class_already_has(script, tss):
+    arch = tss.canonical(tss.arch_at(11))
+    settings = [script.SETTINGS_FP16, script.SETTINGS_FP32]
+    assert script.missing_settings(arch, settings, set()) == settings
+    done = {(str(arch), "fp16", 1024)}
+    assert script.missing_settings(arch, settings, done) == [script.SETTINGS_FP32]
+    done.add((str(arch), "fp32", 256))
+    assert script.missing_settings(arch, settings, done) == []
+    assert script.missing_settings(tss.canonical(tss.arch_at(5000)), settings, done) == settings
