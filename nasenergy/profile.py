@@ -24,6 +24,9 @@ from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
 from nasenergy.measurement import PRECISIONS, Measurement
 
 
+DEFAULT_BATCH_SIZE = 1024
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.profile``."""
     from nasenergy.dvfs.points import MIN_ENERGY, MODES
@@ -34,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
     p.add_argument("--dataset", default="cifar10", choices=DATASETS, help="sets input shape and classes")
-    p.add_argument("--batch-size", type=int, default=1024, help="images per forward pass (default 1024)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help=f"images per forward pass (default {DEFAULT_BATCH_SIZE}; with a recorded profile, "
+                        "the batch size each precision was recorded at)")
     p.add_argument("--precision", action="append", choices=(*PRECISIONS, "all"),
                    help="repeatable, or 'all' (default fp16)")
     p.add_argument("--hardware", default="auto", choices=HARDWARE_CHOICES,
@@ -104,9 +109,35 @@ def _png_for(png: Path | None, precision: str, many: bool) -> Path | None:
     return png.with_name(f"{png.stem}_{precision}{png.suffix}")
 
 
+def recorded_plan(meter: Any, arch: Any, precisions: Sequence[str], batch_size: int | None, dataset: str, *,
+                  skip_missing: bool) -> list[tuple[str, int]]:
+    """The (precision, batch size) pairs to replay from a recorded profile.
+
+    Without `batch_size`, each precision takes the batch size(s) the profile recorded it at. With
+    `skip_missing` (``--precision all``), settings the architecture's class lacks are left out with
+    a note on stderr, unless none is left: then the first is kept, so that its replay names what
+    is missing.
+    """
+    from nasenergy.hardware.recorded import shape_to_str
+
+    shape = shape_to_str(meter.space.input_shape(dataset))
+    plan: list[tuple[str, int]] = []
+    for precision in precisions:
+        recorded = sorted({b for p, b, s in meter.settings if p == precision and s == shape})
+        plan += [(precision, b) for b in ([batch_size] if batch_size is not None else recorded or [DEFAULT_BATCH_SIZE])]
+    if not skip_missing:
+        return plan
+    kept = [(p, b) for p, b in plan if meter.covers(arch, precision=p, batch_size=b, dataset=dataset)]
+    for p, b in plan:
+        if (p, b) not in kept:
+            print(f"note: the profile has no {p} batch-{b} record of this architecture's class; skipped",
+                  file=sys.stderr)
+    return kept or plan[:1]
+
+
 def run(args: argparse.Namespace) -> int:
     """Carry out a parsed command line; returns the exit status."""
-    if args.batch_size < 1:
+    if args.batch_size is not None and args.batch_size < 1:
         raise UsageError(f"--batch-size must be a positive integer, got {args.batch_size}")
     if args.png is not None and not args.dvfs:
         raise UsageError("--png needs --dvfs")
@@ -136,19 +167,21 @@ def run(args: argparse.Namespace) -> int:
 
         meter = RecordedMeter(args.profile, space=space)
     requested = args.precision or ["fp16"]
-    precisions = list(meter.precisions) if "all" in requested else list(dict.fromkeys(requested))
+    every = "all" in requested
     measurements: list[Measurement] = []
-    model = None
-    for precision in precisions:
-        if hardware == "recorded":
-            m = meter.measure_arch(arch, precision=precision, batch_size=args.batch_size,
-                                   dataset=args.dataset)
-        else:
-            if model is None:
-                model = space.build(arch, args.dataset)
-            m = meter.measure(model, space.input_shape(args.dataset), batch_size=args.batch_size,
-                              precision=precision)
-        measurements.append(m)
+    if hardware == "recorded":
+        precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
+        for precision, batch_size in recorded_plan(meter, arch, precisions, args.batch_size, args.dataset,
+                                                   skip_missing=every):
+            measurements.append(meter.measure_arch(arch, precision=precision, batch_size=batch_size,
+                                                   dataset=args.dataset))
+    else:
+        precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
+        model = space.build(arch, args.dataset)
+        for precision in precisions:
+            measurements.append(meter.measure(model, space.input_shape(args.dataset),
+                                              batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+                                              precision=precision))
     curves: list[str | None] = [None] * len(measurements)
     if args.dvfs:
         try:

@@ -131,3 +131,47 @@ def _exit_status(argv: list[str]) -> int:
         return profile.main(argv)
     except SystemExit as exc:
         return int(exc.code)
+
+
+@pytest.fixture()
+def two_setting_profile(tmp_path):
+    """fp16 batch 1024 rows for two classes, an fp32 batch 256 row for the first only."""
+    from nasenergy.hardware.recorded import read_profile, write_profile
+    from nasenergy.testing import write_fake_profile
+
+    space = search_spaces.get_space("tss")
+    canons = [space.canonical(space.arch_at(i)) for i in (11, 5000)]
+    fp16 = write_fake_profile(tmp_path / "a.csv", canons, space=space)
+    fp32 = write_fake_profile(tmp_path / "b.csv", canons[:1], space=space, precisions=("fp32",), batch_size=256)
+    path = tmp_path / "both.csv.gz"
+    write_profile(read_profile(fp16) + read_profile(fp32), path)
+    return path, canons
+
+
+def _recorded_json(path, arch, *extra):
+    return ["--hardware", "recorded", "--profile", str(path), "--arch", str(arch), "--json", *extra]
+
+
+def test_each_precision_replays_at_its_recorded_batch_size(two_setting_profile, capsys):
+    path, canons = two_setting_profile
+    assert profile.main(_recorded_json(path, canons[0], "--precision", "all")) == 0
+    settings = [(m["precision"], m["batch_size"]) for m in json.loads(capsys.readouterr().out)["measurements"]]
+    assert settings == [("fp16", 1024), ("fp32", 256)]
+    assert profile.main(_recorded_json(path, canons[0], "--precision", "fp32")) == 0
+    assert json.loads(capsys.readouterr().out)["measurements"][0]["batch_size"] == 256
+
+
+def test_all_skips_settings_the_class_lacks_and_says_so(two_setting_profile, capsys):
+    path, canons = two_setting_profile
+    assert profile.main(_recorded_json(path, canons[1], "--precision", "all")) == 0
+    captured = capsys.readouterr()
+    assert [m["precision"] for m in json.loads(captured.out)["measurements"]] == ["fp16"]
+    assert "no fp32 batch-256 record" in captured.err
+
+
+def test_an_explicit_unrecorded_setting_is_an_error(two_setting_profile, capsys):
+    path, canons = two_setting_profile
+    assert _exit_status(_recorded_json(path, canons[0], "--precision", "fp32", "--batch-size", "1024")) == 2
+    assert "no record of" in capsys.readouterr().err
+    assert _exit_status(_recorded_json(path, canons[1], "--precision", "fp32")) == 2
+    assert "no record of" in capsys.readouterr().err
