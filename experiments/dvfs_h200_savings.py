@@ -157,6 +157,9 @@ def savings_tables(settings: dict[Setting, list[dict[str, str]]],
                 cell_rows = [{**key, **row} for row, _ in results]
                 per_cell += cell_rows
                 summary.append(_summary_row(key, [opt for _, opt in results], cell_rows))
+    # One cell's rows (every variant and mode) next to each other: they repeat its profile
+    # figures, which gzip then stores once. The sort is stable, so variants and modes keep their order.
+    per_cell.sort(key=lambda c: (c["precision"], c["batch_size"], c["setting"], int(c["arch_index"])))
     return per_cell, summary
 
 

@@ -65,3 +65,23 @@ def test_too_few_cells(tmp_path) -> None:
     write_profile(rows, tmp_path / "p.csv")
     r = _run("--profile", str(tmp_path / "p.csv"), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "fewer than 20" in r.stderr
+
+
+def test_per_cell_rows_of_one_cell_are_adjacent(tmp_path) -> None:
+    """Every variant and mode of a cell sits in one run of rows (keeps the gzipped table small)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dvfs_h200_savings_under_test",
+                                                  ROOT / "experiments" / "dvfs_h200_savings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = []
+    for i in range(module.MIN_CELLS):
+        m = make_measurement(device_name="NVIDIA H200", source="recorded", throughput_img_per_s=1000.0 + 50 * i)
+        rows.append(measurement_to_row(m, canonical_arch=f"|arch{i}|", arch_index=i, driver_version="x",
+                                       torch_version="x", measured_at=""))
+    h200 = module.shipped_params()["h200"]
+    per_cell, summary = module.savings_tables(module._group_by_setting(rows), module._variants(h200))
+    runs = [c["arch_index"] for k, c in enumerate(per_cell) if k == 0 or c["arch_index"] != per_cell[k - 1]["arch_index"]]
+    assert len(runs) == len(set(runs)) == module.MIN_CELLS
+    assert len(per_cell) == module.MIN_CELLS * len(summary)
