@@ -1131,7 +1131,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     from search_spaces import get_space
 
     space = get_space("tss")
-    n_classes = len({str(space.canonical(space.arch_at(i))) for i in range(space.size)})
+    n_classes = len(space.canonical_classes())
     cmd = "python experiments/search_efficiency.py " + " ".join(
         a for a in argv if a not in args.note and a != "--note")
     patience = sorted({r[0].get("patience", "") for c in curves.values() for r in c.rows if r} - {""}, key=int)

@@ -168,15 +168,14 @@ def run(args: argparse.Namespace) -> int:
         meter = RecordedMeter(args.profile, space=space)
     requested = args.precision or ["fp16"]
     every = "all" in requested
+    precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
     measurements: list[Measurement] = []
     if hardware == "recorded":
-        precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
         for precision, batch_size in recorded_plan(meter, arch, precisions, args.batch_size, args.dataset,
                                                    skip_missing=every):
             measurements.append(meter.measure_arch(arch, precision=precision, batch_size=batch_size,
                                                    dataset=args.dataset))
     else:
-        precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
         model = space.build(arch, args.dataset)
         for precision in precisions:
             measurements.append(meter.measure(model, space.input_shape(args.dataset),
