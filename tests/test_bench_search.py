@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 from nasenergy.search.coverage import Coverage
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "bench_search.py"
-
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_search_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+def bench(load_experiment):
+    return load_experiment("bench_search")
 
 
 @pytest.mark.parametrize(("covered", "partial"), [(6466, False), (5016, True)])

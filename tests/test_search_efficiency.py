@@ -6,7 +6,6 @@ are known exactly."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -20,15 +19,8 @@ SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "search_efficienc
 
 
 @pytest.fixture(scope="module")
-def se():
-    spec = importlib.util.spec_from_file_location("search_efficiency_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.modules.pop(spec.name, None)
+def se(load_experiment):
+    return load_experiment("search_efficiency")
 
 
 def _subspace(se, points: np.ndarray):

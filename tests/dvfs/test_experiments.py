@@ -67,14 +67,9 @@ def test_too_few_cells(tmp_path) -> None:
     assert r.returncode == 2 and "fewer than 20" in r.stderr
 
 
-def test_per_cell_rows_of_one_cell_are_adjacent(tmp_path) -> None:
+def test_per_cell_rows_of_one_cell_are_adjacent(load_experiment) -> None:
     """Every variant and mode of a cell sits in one run of rows (keeps the gzipped table small)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("dvfs_h200_savings_under_test",
-                                                  ROOT / "experiments" / "dvfs_h200_savings.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_experiment("dvfs_h200_savings")
     rows = []
     for i in range(module.MIN_CELLS):
         m = make_measurement(device_name="NVIDIA H200", source="recorded", throughput_img_per_s=1000.0 + 50 * i)

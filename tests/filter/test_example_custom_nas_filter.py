@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from nasenergy.filter import DominanceFilter, UtilizationFilter
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "example_custom_nas_filter.py"
-
 
 @pytest.fixture(scope="module")
-def example():
-    name = "nasenergy_experiment_example_custom_nas_filter"
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.modules.pop(name, None)
+def example(load_experiment):
+    return load_experiment("example_custom_nas_filter")
 
 
 def test_example_runs_and_saves_its_filter(example, tmp_path, capsys) -> None:

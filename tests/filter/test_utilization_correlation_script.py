@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-import importlib.util
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,22 +19,13 @@ from nasenergy.hardware.recorded import measurement_to_row, write_profile
 from nasenergy.measurement import Measurement
 from nasenergy.paths import shared_data_dir
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "utilization_correlation.py"
 DATA = shared_data_dir(must_exist=False)
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared NATS-Bench data not available")
 
 
 @pytest.fixture(scope="module")
-def script():
-    name = "nasenergy_experiment_utilization_correlation"
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look their module up while the file runs
-    try:
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.modules.pop(name, None)
+def script(load_experiment):
+    return load_experiment("utilization_correlation")
 
 
 def _measurement(util: float, precision: str = "fp16", batch_size: int = 1024) -> Measurement:

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from nasenergy.hardware.recorded import read_profile
 from nasenergy.testing import write_fake_profile
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "profile_tss_space.py"
-
 
 @pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("profile_tss_space", _SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def script(load_experiment):
+    return load_experiment("profile_tss_space")
 
 
 def test_class_order_is_every_class_once_and_seeded(script, tss):
