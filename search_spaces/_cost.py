@@ -20,6 +20,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from search_spaces._deployed import deploy_plan
 from search_spaces._network_spec import LayerSpec, NetworkSpec
 from search_spaces._tss_arch import CONV_KERNEL_SIZE, TSS_EDGES
 
@@ -93,6 +94,15 @@ def _cell(cell_ops: tuple[str, ...], layer: LayerSpec) -> _Count:
     )
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _deployed_cell(cell_ops: tuple[str, ...], layer: LayerSpec) -> _Count:
+    plan = deploy_plan(cell_ops, layer.c_in != layer.c_out)
+    return _total(
+        _edge(cell_ops[i], layer.c_in if TSS_EDGES[i].src == 0 else layer.c_out, layer.c_out, layer.hw_in)
+        for i in plan.op_edges
+    )
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _reduction(layer: LayerSpec) -> _Count:
     """Residual block of stride 2: two 3x3 conv-BN, shortcut = 2x2 average pool + 1x1 conv."""
@@ -129,3 +139,26 @@ def network_cost(spec: NetworkSpec, input_shape: tuple[int, int, int], num_class
         )
     )
     return ModelCost.of(params, macs)
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def deployed_network_cost(spec: NetworkSpec, input_shape: tuple[int, int, int], num_classes: int) -> ModelCost:
+    """Parameters and MACs per image of the *deployed* network of `spec` (see `search_spaces._deployed`).
+
+    Only the ops the deployed cells compute count. When the cell's output does not depend on its
+    input, the network's output is a constant: only the last cell (computed on zeros, unless it is
+    disconnected), the final batch norm and the classifier remain.
+    """
+    in_channels, hw, _ = input_shape
+    layers = spec.layers(hw)
+    c_last = layers[-1].c_out
+    classifier = c_last * num_classes + num_classes
+    head = ((2 * c_last, 0), (classifier, classifier))
+    if deploy_plan(spec.cell_ops).input_dependent:
+        body = (
+            _conv_bn(3, in_channels, spec.stem_channels, hw),
+            *(_deployed_cell(spec.cell_ops, layer) if layer.kind == "cell" else _reduction(layer) for layer in layers),
+        )
+    else:
+        body = (_deployed_cell(spec.cell_ops, layers[-1]),)
+    return ModelCost.of(*_total((*body, *head)))

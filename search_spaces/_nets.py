@@ -10,9 +10,12 @@ returns only the logits.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import nn
 
+from search_spaces._deployed import Plan, deploy_plan
 from search_spaces._network_spec import LayerSpec, NetworkSpec
 from search_spaces._tss_arch import CONV_KERNEL_SIZE, NUM_NODES, TSS_EDGES
 
@@ -78,6 +81,7 @@ class Cell(nn.Module):
 
     def __init__(self, cell_ops: tuple[str, ...], c_in: int, c_out: int) -> None:
         super().__init__()
+        self.cell_ops, self.c_in, self.c_out = tuple(cell_ops), c_in, c_out
         self.edges = nn.ModuleList(
             make_op(op, c_in if edge.src == 0 else c_out, c_out) for edge, op in zip(TSS_EDGES, cell_ops)
         )
@@ -141,3 +145,107 @@ def build_network(spec: NetworkSpec, in_channels: int, num_classes: int, seed: i
         torch.manual_seed(seed)
         model = TinyNetwork(spec, in_channels, num_classes)
     return model.eval()
+
+
+class DeployedCell(nn.Module):
+    """A cell that computes only its live edges, following a `search_spaces._deployed.Plan`.
+
+    Its op modules are the as-built cell's own (shared, not copied), so it runs with the as-built
+    weights. A disconnected cell (zero output) has none.
+    """
+
+    def __init__(self, cell: Cell, plan: Plan) -> None:
+        super().__init__()
+        if plan.disconnected:
+            raise ValueError("a disconnected cell has no deployed form: its output is zeros")
+        self.ops = nn.ModuleList(cell.edges[i] for i in plan.op_edges)
+        self.steps = tuple((step.kind, step.inputs) for step in plan.steps)
+        self.output = plan.output
+        self.c_out = cell.c_out
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        values = [x]
+        modules = iter(self.ops)
+        for kind, inputs in self.steps:
+            if kind == "op":
+                values.append(next(modules)(values[inputs[0]]))
+            elif kind == "zeros":
+                values.append(_zeros_like(x, self.c_out, x.shape[-2:]))
+            else:
+                total = values[inputs[0]] + values[inputs[1]]
+                for i in inputs[2:]:
+                    total = total + values[i]
+                values.append(total)
+        return values[self.output]
+
+
+def _zeros_like(x: torch.Tensor, channels: int, size: Sequence[int]) -> torch.Tensor:
+    """Zeros of `x`'s batch, dtype, device and memory format, with `channels` and spatial `size`."""
+    zeros = x.new_zeros((x.shape[0], channels, *size))
+    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
+        zeros = zeros.contiguous(memory_format=torch.channels_last)
+    return zeros
+
+
+class ZeroFeatures(nn.Module):
+    """Zeros in place of everything upstream: what a network of input-independent cells needs.
+
+    Gives zeros shaped like the input of the last cell (`channels` wide, the image side halved
+    `reductions` times), reading only the image's batch size, side, dtype, device and memory format.
+    """
+
+    def __init__(self, channels: int, reductions: int) -> None:
+        super().__init__()
+        self.channels, self.reductions = channels, reductions
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, w = x.shape[-2:]
+        for _ in range(self.reductions):
+            h, w = (h + 1) // 2, (w + 1) // 2
+        return _zeros_like(x, self.channels, (h, w))
+
+
+class DeployedNetwork(nn.Module):
+    """The network a user would deploy: the same function as `TinyNetwork`, without dead or zero ops.
+
+    Built by `deploy_network` from an as-built network, whose modules (and weights) it shares.
+    When the cell is disconnected, the last cell's zeros feed the head and nothing upstream is
+    computed.
+    """
+
+    def __init__(self, stem: nn.Module | None, layers: nn.Module, head: nn.Module, classifier: nn.Module) -> None:
+        super().__init__()
+        self.stem, self.layers, self.head, self.classifier = stem, layers, head, classifier
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of shape ``(batch, num_classes)`` for images of shape ``(batch, C, H, W)``."""
+        if self.stem is not None:
+            x = self.stem(x)
+        return self.classifier(self.head(self.layers(x)))
+
+
+def deploy_network(net: TinyNetwork) -> DeployedNetwork:
+    """The deployed form of `net`, sharing its modules; its mode (train/eval) is `net`'s."""
+    layers = list(net.layers)
+    last = layers[-1]
+    plan = deploy_plan(last.cell_ops, last.c_in != last.c_out)
+    if not plan.input_dependent:
+        # the network's output is a constant: zeros feed the head, or the last cell computed on zeros
+        reductions = sum(isinstance(layer, ReductionBlock) for layer in layers)
+        tail: list[nn.Module] = [ZeroFeatures(last.c_in, reductions)]
+        if not plan.disconnected:
+            tail.append(DeployedCell(last, plan))
+        deployed = DeployedNetwork(None, nn.Sequential(*tail), net.head, net.classifier)
+    else:
+        body = [
+            DeployedCell(layer, deploy_plan(layer.cell_ops, layer.c_in != layer.c_out))
+            if isinstance(layer, Cell) else layer
+            for layer in layers
+        ]
+        deployed = DeployedNetwork(net.stem, nn.Sequential(*body), net.head, net.classifier)
+    return deployed.train(net.training)
+
+
+def build_deployed_network(spec: NetworkSpec, in_channels: int, num_classes: int, seed: int) -> DeployedNetwork:
+    """The deployed form of `build_network(spec, ...)`: the same weights, in eval mode."""
+    return deploy_network(build_network(spec, in_channels, num_classes, seed))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 import numpy as np
 
 from nasenergy.errors import ArchError, UsageError
-from search_spaces._cost import ModelCost, network_cost
+from search_spaces._cost import ModelCost, deployed_network_cost, network_cost
 from search_spaces._datasets import dataset_info
 from search_spaces._network_spec import NetworkSpec
 
@@ -163,6 +163,41 @@ class SearchSpace(ABC, Generic[ArchT]):
 
         info = dataset_info(dataset)
         return build_network(self.network_spec(arch), info.input_shape[0], info.num_classes, seed)
+
+    def build_deployed(self, arch: ArchT | str, dataset: str = "cifar10", *, seed: int = 0) -> nn.Module:
+        """The network a user would deploy for `arch`: `build`'s function without dead or zero ops.
+
+        Same weights as ``build(arch, dataset, seed=seed)`` (the deployed network shares the
+        as-built modules it keeps), in eval mode, on CPU. See `search_spaces._deployed`.
+        """
+        from search_spaces._nets import build_deployed_network
+
+        info = dataset_info(dataset)
+        return build_deployed_network(self.network_spec(arch), info.input_shape[0], info.num_classes, seed)
+
+    def count_deployed(self, arch: ArchT | str, dataset: str = "cifar10") -> ModelCost:
+        """Parameters, MACs and FLOPs per image of the *deployed* network of `arch` on `dataset`.
+
+        Not NATS-Bench's figures (those are `count`, of the network as built): only the ops the
+        deployed network computes count. Equal for all architectures with one `deployed_key`.
+        """
+        info = dataset_info(dataset)
+        return deployed_network_cost(self.network_spec(arch), info.input_shape, info.num_classes)
+
+    @abstractmethod
+    def deployed_key(self, arch: ArchT | str) -> str:
+        """A name of `arch`'s deployed network: architectures sharing it deploy to identical networks."""
+
+    def deployed_classes(self) -> list[ArchT]:
+        """One architecture per `deployed_key` (its member of smallest official index), in index order."""
+        seen: set[str] = set()
+        members = []
+        for arch in self.enumerate():
+            key = self.deployed_key(arch)
+            if key not in seen:
+                seen.add(key)
+                members.append(arch)
+        return members
 
     def count(self, arch: ArchT | str, dataset: str = "cifar10") -> ModelCost:
         """Parameters, MACs and FLOPs per image of the network of `arch` on `dataset`.

@@ -40,6 +40,13 @@ class SSSSpace(SearchSpace[SSSArch]):
     def canonical_classes(self) -> list[SSSArch]:
         return list(self.enumerate())
 
+    def deployed_key(self, arch: SSSArch | str) -> str:
+        """The configuration's string: every configuration deploys to its own network."""
+        return str(self.parse(arch))
+
+    def deployed_classes(self) -> list[SSSArch]:
+        return list(self.enumerate())
+
     def param_choices(self) -> dict[str, tuple[Any, ...]]:
         """One categorical per position, ``channels_1`` .. ``channels_5``, over the 8 widths."""
         return {name: SSS_CHANNELS for name in SSS_FEATURE_NAMES}

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from search_spaces._deployed import deploy_plan
 from search_spaces._network_spec import NetworkSpec
 from search_spaces._space import SearchSpace
 from search_spaces._tss_arch import TSS_EDGES, TSS_OPS, TSSArch, parse_tss
@@ -48,6 +49,15 @@ class TSSSpace(SearchSpace[TSSArch]):
     def isomorphism_key(self, arch: TSSArch | str) -> str:
         """NAS-Bench-201's expression string of the cell; cells share it iff they share a class."""
         return isomorphism_key(self.parse(arch))
+
+    def deployed_key(self, arch: TSSArch | str) -> str:
+        """The structure of the deployed cell (`search_spaces._deployed.Plan.key`); 6,040 keys in all.
+
+        Finer than `isomorphism_key` where NAS-Bench-201's classes hold networks with different
+        op counts (e.g. one 1x1 convolution read twice against two 1x1 convolutions), and coarser
+        where it counts zero terms the deployed network never computes.
+        """
+        return deploy_plan(self.parse(arch).ops).key
 
     def param_choices(self) -> dict[str, tuple[Any, ...]]:
         """One categorical per edge, ``edge_<dst><-<src>``, over the 5 op names."""
