@@ -35,6 +35,7 @@ import math
 import os
 import tempfile
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
@@ -80,6 +81,9 @@ class FakeGpu:
         power_limit_range_w: reported (min, max) power-limit constraints, watts.
         has_energy_counter: whether the total-energy counter exists.
         initial_energy_mj: counter value at simulated time 0, millijoules.
+        gpm_pct: GPM metric id -> the value (percent) every GPM window reports; empty means the
+            GPU has no GPM (pre-Hopper).
+        utilization_rates_pct: (GPU, memory) utilization rates reported, percent.
     """
 
     name: str = "NVIDIA H200 (fake)"
@@ -92,6 +96,8 @@ class FakeGpu:
     power_limit_range_w: tuple[float, float] = (200.0, 700.0)
     has_energy_counter: bool = True
     initial_energy_mj: int = 5_000_000
+    gpm_pct: Mapping[int, float] = field(default_factory=lambda: {2: 90.0, 3: 40.0, 10: 20.0, 5: 5.0})
+    utilization_rates_pct: tuple[float, float] = (100.0, 30.0)
 
 
 class FakeNvmlCall(NamedTuple):
@@ -353,6 +359,52 @@ class FakeNvml:
         return handle.index
 
     # ------------------------------------------------------------------ the pynvml API
+    NVML_GPM_METRICS_GET_VERSION = 1
+
+    class c_nvmlGpmMetricsGet_t:  # noqa: N801 - pynvml's name
+        """pynvml's request structure for `nvmlGpmMetricsGet`, as plain attributes."""
+
+        def __init__(self) -> None:
+            self.version = 0
+            self.numMetrics = 0
+            self.sample1: Any = None
+            self.sample2: Any = None
+            self.metrics = [types.SimpleNamespace(metricId=0, value=0.0) for _ in range(210)]
+
+    def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any:
+        self._enter("nvmlDeviceGetUtilizationRates", handle)
+        gpu, memory = self._gpus[self._gpu(handle)].spec.utilization_rates_pct
+        return types.SimpleNamespace(gpu=gpu, memory=memory)
+
+    def nvmlGpmQueryDeviceSupport(self, handle: Any) -> Any:
+        self._enter("nvmlGpmQueryDeviceSupport", handle)
+        return types.SimpleNamespace(isSupportedDevice=int(bool(self._gpus[self._gpu(handle)].spec.gpm_pct)))
+
+    def nvmlGpmSampleAlloc(self) -> Any:
+        self._enter("nvmlGpmSampleAlloc")
+        return types.SimpleNamespace(gpu=None, t_s=None)
+
+    def nvmlGpmSampleGet(self, handle: Any, sample: Any) -> Any:
+        self._enter("nvmlGpmSampleGet", handle)
+        i = self._gpu(handle)
+        if not self._gpus[i].spec.gpm_pct:
+            raise FakeNVMLError(self.NVML_ERROR_NOT_SUPPORTED)
+        sample.gpu, sample.t_s = i, self.elapsed_s()
+        return sample
+
+    def nvmlGpmSampleFree(self, sample: Any) -> None:
+        self._enter("nvmlGpmSampleFree")
+
+    def nvmlGpmMetricsGet(self, request: Any) -> Any:
+        self._enter("nvmlGpmMetricsGet")
+        first, second = request.sample1, request.sample2
+        if first.gpu is None or second.gpu != first.gpu or not second.t_s > first.t_s:
+            raise FakeNVMLError(self.NVML_ERROR_INVALID_ARGUMENT)
+        values = self._gpus[first.gpu].spec.gpm_pct
+        for metric in request.metrics[: request.numMetrics]:
+            metric.value = float(values.get(metric.metricId, 0.0))
+        return request
+
     def nvmlInit(self) -> None:
         self._enter("nvmlInit", needs_init=False)
         self._init_count += 1

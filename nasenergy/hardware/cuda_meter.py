@@ -39,6 +39,7 @@ from nasenergy.hardware.energy_window import (
     run_energy_windows,
     window_energies,
 )
+from nasenergy.hardware.counters import CounterWindow, GpuCounters
 from nasenergy.hardware.flops import count_model
 from nasenergy.hardware.meter import MeterError, check_request, repeat_stats
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError, device_count, load_nvml, open_device
@@ -187,6 +188,8 @@ class CudaMeter:
                             else torch.cuda.get_device_name(self.device))
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
+        self.last_counters: GpuCounters | None = None
+        """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
@@ -314,13 +317,17 @@ class CudaMeter:
                 count = counted[0]
                 windows = None
                 source = self._energy_source() if self.measure_energy else None
+                self.last_counters = None
                 if source is not None:
                     backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
+                    counters = CounterWindow(self.nvml_device)
+                    counters.start()
                     windows = run_energy_windows(
                         source, workload, time.perf_counter, n_windows=self.energy_repeats,
                         min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
                         on_edge=sample_clock)
+                    self.last_counters = counters.stop()
                 torch.cuda.synchronize(self.device)
                 del step, keep, net, x
         except torch.cuda.OutOfMemoryError:

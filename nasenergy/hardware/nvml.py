@@ -11,6 +11,7 @@ Units: energy in millijoules (NVML's counter), power in watts, clocks in MHz.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Callable, TypeVar
 
@@ -244,6 +245,46 @@ class NvmlDevice:
         """The power-management limit in force, watts."""
         return self._get(f"read the power limit of GPU {self.index}",
                          self._nvml.nvmlDeviceGetPowerManagementLimit) / 1000.0
+
+    # --- activity counters (read-only) -------------------------------------------------------
+    def utilization_rates_pct(self) -> tuple[float, float]:
+        """NVML's utilization rates over its last sample period: (GPU busy %, memory busy %)."""
+        rates = self._get(f"read the utilization rates of GPU {self.index}",
+                          self._nvml.nvmlDeviceGetUtilizationRates)
+        return float(rates.gpu), float(rates.memory)
+
+    def gpm_supported(self) -> bool:
+        """Whether the GPU offers GPM metrics (Hopper and newer)."""
+        fn = getattr(self._nvml, "nvmlGpmQueryDeviceSupport", None)
+        if fn is None:
+            return False
+        try:
+            return bool(self._get(f"query GPM support of GPU {self.index}", fn).isSupportedDevice)
+        except NvmlError:
+            return False
+
+    def gpm_sample(self) -> Any:
+        """A GPM sample of the GPU's counters now (free it with `gpm_free`)."""
+        sample = _call(self._nvml, "allocate a GPM sample", self._nvml.nvmlGpmSampleAlloc)
+        self._get(f"take a GPM sample of GPU {self.index}", self._nvml.nvmlGpmSampleGet, sample)
+        return sample
+
+    def gpm_free(self, *samples: Any) -> None:
+        """Release GPM samples."""
+        for sample in samples:
+            _call(self._nvml, "free a GPM sample", self._nvml.nvmlGpmSampleFree, sample)
+
+    def gpm_metrics(self, first: Any, second: Any, metric_ids: Sequence[int]) -> list[float]:
+        """The GPM metrics `metric_ids` over the time between two samples, in their own units."""
+        nvml = self._nvml
+        request = nvml.c_nvmlGpmMetricsGet_t()
+        request.version = nvml.NVML_GPM_METRICS_GET_VERSION
+        request.numMetrics = len(metric_ids)
+        request.sample1, request.sample2 = first, second
+        for i, metric in enumerate(metric_ids):
+            request.metrics[i].metricId = int(metric)
+        result = _call(nvml, f"read GPM metrics of GPU {self.index}", nvml.nvmlGpmMetricsGet, request)
+        return [float(result.metrics[i].value) for i in range(len(metric_ids))]
 
     # --- clocks ---------------------------------------------------------------------------
     def sm_clock_mhz(self) -> int:
