@@ -63,6 +63,7 @@ import gzip
 import io
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -465,6 +466,22 @@ def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkDat
         files = [path]
     else:
         raise BenchmarkNotFoundError(f"no benchmark table at {path}; {GET_A_BENCHMARK}")
+    return read_table_files(files, space_name, source=path)
+
+
+def read_table_files(files: Sequence[Path], space_name: str | None = None, *,
+                     source: Path) -> BenchmarkData:
+    """Read and join the given tables (as `read_tables` joins a folder's).
+
+    Args:
+        files: the tables, at least one.
+        space_name: ``tss`` / ``sss``; None infers it as `read_tables` does.
+        source: the file or folder the provenance names as the source.
+
+    Raises:
+        The errors of `read_tables`.
+    """
+    files = list(files)
     contents = [_read_csv(file) for file in files]
     space = _space(check_space_name(space_name) if space_name else _infer_space(contents))
     contributions, skipped = [], []
@@ -483,13 +500,13 @@ def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkDat
             skipped.append(f"{file.name}: {exc}")
     usable = [c for c in contributions if not c.empty()]
     if not usable:
-        raise MissingColumnsError(f"no table in {path} has accuracy columns of the schema "
+        raise MissingColumnsError(f"no table in {source} has accuracy columns of the schema "
                                   f"(see `python -m nasenergy.benchmark schema`)")
     usable.sort(key=lambda c: (not c.seeded, c.file))
     data = _merge(usable, space)
     data.provenance.update({
         "kind": "tables",
-        "source": str(path.resolve()),
+        "source": str(Path(source).resolve()),
         "files": [Path(c.file).name for c in usable],
         "skipped": skipped,
         "ignored_columns": {Path(c.file).name: c.ignored for c in contributions if c.ignored},
