@@ -140,6 +140,6 @@ class EmbeddedOracle(BenchmarkOracle):
         note = ""
         if space_name == "sss" and metrics is None:
             note = "; search metric 90-epoch x-valid (no 12-epoch values embedded)"
-        description = (f"embedded {space_name} benchmark ({EMBEDDED_LABEL}: NATS-Bench tables, "
-                       f"means over seeds{note})")
+        description = (f"embedded {space_name} benchmark ({EMBEDDED_LABEL}: NATS-Bench tables, sources "
+                       f"in its ATTRIBUTION.md; means over seeds{note})")
         super().__init__(data, metrics=chosen, description=description, **options)
