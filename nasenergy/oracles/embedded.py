@@ -5,15 +5,16 @@ are in ``$TORCH_HOME``, the oracles answer from the tables in ``nasenergy/data/b
 (sources and licences in its ``ATTRIBUTION.md``; rebuilt by
 ``python -m nasenergy.benchmark build-embedded``):
 
-* TSS: the search metric (12-epoch x-valid, NATS-Bench's mean over the recorded seeds) and the
-  report metric (200-epoch test, mean over seeds) on CIFAR-10, CIFAR-100 and ImageNet16-120; the
+* TSS: the search metric (12-epoch x-valid: the mean over the recorded seeds on CIFAR-10, seed 111
+  on CIFAR-100 and ImageNet16-120) and the report metric (200-epoch test, mean over the seeds) on
+  CIFAR-10, CIFAR-100 and ImageNet16-120; the
   recorded training and evaluation times of archs 0-999; and the training-rate model
   (`nasenergy.oracles.cost_model`) fitted on them, which prices every other cell (``estimated``).
 * SSS: the 90-epoch x-valid and test accuracies (one seed) on the three datasets. There are no
   12-epoch values, so the search metric is the 90-epoch x-valid accuracy (`embedded_metrics`),
   and no recorded times, so costs are estimated as for any benchmark without them.
 
-The tables hold means only (no per-seed runs), with accuracies rounded to 4 decimals.
+The tables hold one figure per cell (no per-seed runs), with accuracies rounded to 4 decimals.
 """
 
 from __future__ import annotations
@@ -141,5 +142,5 @@ class EmbeddedOracle(BenchmarkOracle):
         if space_name == "sss" and metrics is None:
             note = "; search metric 90-epoch x-valid (no 12-epoch values embedded)"
         description = (f"embedded {space_name} benchmark ({EMBEDDED_LABEL}: NATS-Bench tables, sources "
-                       f"in its ATTRIBUTION.md; means over seeds{note})")
+                       f"in its ATTRIBUTION.md; one figure per cell, no per-seed runs{note})")
         super().__init__(data, metrics=chosen, description=description, **options)

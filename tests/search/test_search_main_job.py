@@ -37,3 +37,8 @@ def test_the_main_job_runs_on_the_embedded_benchmark(tmp_path: Path) -> None:
     assert parts and all(p["oracle"].startswith("embedded tss benchmark") for p in parts)
     assert "oracle embedded tss benchmark" in (run.run_dir / "report.md").read_text()
     assert not list(home.rglob("benchmark-*.npz"))  # nothing was installed on the way
+
+
+def test_the_readme_starts_with_this_job() -> None:
+    first_command = (ROOT / "README.md").read_text().split("```bash\n", 1)[1].split("\n", 1)[0]
+    assert first_command == "pip install torch==2.13.0 && pip install -e . && python -m nasenergy.search --budget 200"
