@@ -87,6 +87,10 @@ def test_query_without_an_installed_benchmark_uses_the_embedded_one(tmp_path: Pa
 
 
 def test_build_embedded_writes_the_tables(tmp_path: Path) -> None:
+    from nasenergy.oracles.embedded_sources import SOURCES
+
+    for source in SOURCES:
+        _shared(source.file)
     code, out, err = run("build-embedded", "--shared-data", str(_shared()), "--out", str(tmp_path))
     assert code == 0, err
     assert "built 4 embedded tables" in out
