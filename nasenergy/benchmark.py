@@ -7,7 +7,10 @@ Commands:
   ``$NASENERGY_HOME``, else ``~/.cache/nasenergy``);
 * ``info``: what is installed and where (space, datasets, splits, schedules, cells, source, size);
 * ``query ARCH``: the search and report metrics of one architecture (string or index);
-* ``schema``: the CSV schema of benchmark tables.
+* ``schema``: the CSV schema of benchmark tables;
+* ``build-embedded``: rebuild the benchmark tables embedded in the package
+  (``nasenergy/data/benchmarks``, used when nothing is installed) from the shared reference data
+  (``--shared-data``, else ``$NASENERGY_SHARED_DATA``).
 
 Example::
 
@@ -110,7 +113,10 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "provenance": b.provenance, "coverage": b.coverage} for b in found]}, indent=1) + "\n")
         return 0 if found else 1
     if not found:
-        err.write(f"error: no benchmark installed in {folder}; {GET_A_BENCHMARK}\n")
+        from nasenergy.oracles.embedded import embedded_dir
+
+        err.write(f"error: no benchmark installed in {folder}; the search uses the embedded benchmark "
+                  f"({embedded_dir()}) unless NATS-Bench is in $TORCH_HOME; {GET_A_BENCHMARK}\n")
         return 1
     for bench in found:
         prov = bench.provenance
@@ -145,6 +151,23 @@ def _cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nasenergy.oracles import tables
 
     out.write((tables.__doc__ or "").strip() + "\n")
+    return 0
+
+
+def _cmd_build_embedded(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from pathlib import Path
+
+    from nasenergy.oracles.embedded import embedded_dir
+    from nasenergy.oracles.embedded_build import build_embedded
+    from nasenergy.paths import shared_data_dir
+
+    shared = Path(args.shared_data).expanduser() if args.shared_data else shared_data_dir()
+    if not shared.is_dir():
+        raise UsageError(f"--shared-data: {shared} is not a folder")
+    target = Path(args.out).expanduser() if args.out else embedded_dir()
+    built = build_embedded(shared, target, progress=lambda line: out.write(f"  {line}\n"))
+    total = sum(t.size_bytes for t in built)
+    out.write(f"built {len(built)} embedded tables from {shared} in {target} ({_human_bytes(total)})\n")
     return 0
 
 
@@ -186,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the CSV schema of benchmark tables")
     p.set_defaults(run=_cmd_schema)
+
+    p = sub.add_parser("build-embedded",
+                       help="rebuild the embedded benchmark tables from the shared reference data")
+    p.add_argument("--shared-data", default=None,
+                   help="shared reference data folder (default: $NASENERGY_SHARED_DATA, else ../shared/data)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: the package's nasenergy/data/benchmarks)")
+    p.set_defaults(run=_cmd_build_embedded)
     return parser
 
 

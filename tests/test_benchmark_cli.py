@@ -58,7 +58,8 @@ def test_import_of_the_official_fixture(tmp_path: Path) -> None:
     [
         (["import", "/nonexistent/bench"], 2, "does not exist"),
         (["info", "--cache-dir", "{tmp}"], 1, "no benchmark installed"),
-        (["query", "0", "--cache-dir", "{tmp}"], 2, "github.com/D-X-Y/NATS-Bench"),
+        (["build-embedded", "--shared-data", "{tmp}/none"], 2, "is not a folder"),
+        (["build-embedded", "--shared-data", "{tmp}", "--out", "{tmp}/out"], 2, "lacks nats_tss_first1000"),
         (["query", "|bad|", "--benchmark", "{fixture}"], 2, "error: "),
         (["query", "0", "--dataset", "mnist", "--benchmark", "{fixture}"], 2, "unknown dataset"),
         (["import", "{tmp}", "--workers", "0"], 2, "--workers"),
@@ -72,6 +73,30 @@ def test_bad_input_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, a
     got, out, err = run(*argv)
     assert got == code
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_query_without_an_installed_benchmark_uses_the_embedded_one(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+    code, out, err = run("query", "0", "--cache-dir", str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("embedded tss benchmark") and "search: 63.364% on cifar10 x-valid after 12 epochs" in out
+    assert "report: 85.863% on cifar10 ori-test after 200 epochs" in out
+    code, _, err = run("info", "--cache-dir", str(tmp_path))
+    assert code == 1 and "uses the embedded benchmark" in err
+
+
+def test_build_embedded_writes_the_tables(tmp_path: Path) -> None:
+    from nasenergy.oracles.embedded_sources import SOURCES
+
+    for source in SOURCES:
+        _shared(source.file)
+    code, out, err = run("build-embedded", "--shared-data", str(_shared()), "--out", str(tmp_path))
+    assert code == 0, err
+    assert "built 4 embedded tables" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "ATTRIBUTION.md", "manifest.json", "sss_accuracy.csv.gz", "tss_accuracy.csv.gz",
+        "tss_cost_model.csv.gz", "tss_times.csv.gz"]
 
 
 def test_corrupt_installed_file(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@
 * `NatsBenchOracle`: the official NATS-Bench files through the `nats_bench` package.
 * `TableOracle`: benchmark tables (CSV; schema in `nasenergy.oracles.tables`).
 * `CachedOracle`: the local benchmark file built by ``python -m nasenergy.benchmark import``.
-* `load_oracle(benchmark, space)`: the right one for a path, or the installed benchmark.
+* `EmbeddedOracle`: the compact NATS-Bench tables shipped in the package (``nasenergy/data/benchmarks``).
+* `load_oracle(benchmark, space)`: the right one for a path, or the installed benchmark (else
+  NATS-Bench in ``$TORCH_HOME``, else the embedded one).
 
 Every oracle follows `AccuracyOracle`: ``evaluate(arch, dataset, seed=...)`` answers the search
 metric (NATS-Bench protocol: 12-epoch x-valid of one run, charging the recorded training time) and
@@ -22,6 +24,7 @@ from nasenergy.oracles.errors import (
     MissingColumnsError,
     UnknownDatasetError,
 )
+from nasenergy.oracles.embedded import EmbeddedOracle
 from nasenergy.oracles.evaluation import (
     AccuracyOracle,
     Evaluation,
@@ -42,6 +45,7 @@ __all__ = [
     "CachedOracle",
     "CorruptBenchmarkError",
     "CostEstimationError",
+    "EmbeddedOracle",
     "Evaluation",
     "EvaluationBatch",
     "MetricNotAvailableError",

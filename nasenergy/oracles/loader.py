@@ -1,4 +1,4 @@
-"""`load_oracle`: the right accuracy oracle for a path, or the installed benchmark."""
+"""`load_oracle`: the right accuracy oracle for a path, or the installed (else embedded) benchmark."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from nasenergy.errors import UsageError
 from nasenergy.oracles.archs import space_name_of
 from nasenergy.oracles.cache import CachedOracle, cache_file
+from nasenergy.oracles.embedded import EmbeddedOracle, has_embedded
 from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError
 from nasenergy.oracles.evaluation import AccuracyOracle, Metrics
 from nasenergy.oracles.lookup import TableOracle
@@ -30,17 +31,19 @@ def load_oracle(
         benchmark: a benchmark file written by ``python -m nasenergy.benchmark import`` (``.npz``),
             a NATS-Bench fast-mode folder / folder holding one / full file, a ``.csv(.gz)`` table
             or a folder of tables. None: the installed benchmark of `space`, else NATS-Bench in
-            ``$TORCH_HOME``.
+            ``$TORCH_HOME``, else the benchmark embedded in the package
+            (`nasenergy.oracles.embedded`).
         space: ``tss`` / ``sss`` or a `search_spaces` space object.
-        metrics: search and report metrics (default: NATS-Bench's protocol).
+        metrics: search and report metrics (default: NATS-Bench's protocol; for the embedded SSS
+            tables, `nasenergy.oracles.embedded.embedded_metrics`).
         seed: seed of the oracle's stream for picking training runs.
         estimate: cost estimation for unrecorded cells (`nasenergy.oracles.lookup`); ignored for
             NATS-Bench files, which record every cost.
         cache_directory: the cache folder (default ``$NASENERGY_HOME`` or ``~/.cache/nasenergy``).
 
     Raises:
-        BenchmarkNotFoundError: nothing at `benchmark`, or (None) nothing installed and no
-            NATS-Bench in ``$TORCH_HOME``; the message says how to get one.
+        BenchmarkNotFoundError: nothing at `benchmark`, or (None) nothing installed, no
+            NATS-Bench in ``$TORCH_HOME`` and no embedded tables; the message says how to get one.
         CorruptBenchmarkError, MissingColumnsError: unusable files.
     """
     space_name = space_name_of(space)
@@ -59,6 +62,8 @@ def _open(benchmark: str | Path | None, space_name: str, metrics: Metrics | None
             return CachedOracle(installed, space_name, estimate=estimate, **options)
         if locate_nats(None, space_name) is not None:
             return NatsBenchOracle(None, space_name, **options)
+        if has_embedded(space_name):
+            return EmbeddedOracle(space_name, estimate=estimate, **options)
         raise BenchmarkNotFoundError(
             f"no {space_name} benchmark installed at {installed} and none in "
             f"$TORCH_HOME ({torch_home()}); {GET_A_BENCHMARK}"

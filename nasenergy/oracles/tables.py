@@ -45,11 +45,14 @@ column                               meaning
 
 Runs of a long table with seeds are ordered by seed. A **folder** is every ``*.csv`` and
 ``*.csv.gz`` directly in it, joined by architecture; files without an architecture column or any
-schema column are skipped (and listed). Where two files give the same value they must agree to
+schema column, and tables whose ``arch_str`` names architectures of the other space (SSS widths
+``8:16:24:32:40`` in a TSS read, or cell strings in an SSS read), are skipped (and listed). Where two files give the same value they must agree to
 within `TOLERANCE`; otherwise the first is kept (tables with seeds first, then by file name) and the
 disagreement is recorded in the provenance. The shared NATS-Bench tables
 (``nb201_*.csv.gz``, ``nats_tss_first1000_train_time__*.csv.gz``,
-``nats_official_3arch_records__*.csv``) are examples of this schema.
+``nats_official_3arch_records__*.csv``, and for SSS ``nats_sss_hp90_*.csv.gz``) are examples of
+this schema; that folder read as TSS (the default) skips the SSS tables, and read as SSS
+(``--space sss``) skips the TSS ones.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ import gzip
 import io
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -67,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.errors import ArchError
+from nasenergy.errors import ArchError, UsageError
 from nasenergy.oracles.archs import check_space_name
 from nasenergy.oracles.data import BenchmarkData, EvalKey, MetricKey, TrainKey
 from nasenergy.oracles.datasets import EVAL_IMAGES, TRAIN_IMAGES, normalize_schedule
@@ -421,13 +425,20 @@ def read_table(path: Path, space: _Space,
     return contribution
 
 
+def _table_space(header: list[str], rows: list[list[str]]) -> str | None:
+    """The space whose architectures a table lists: ``sss`` when its first ``arch_str`` names widths
+    (``8:16:...``), ``tss`` for a cell string; None when it cannot tell (no ``arch_str``, no rows, or
+    a ``space`` column, whose rows are filtered by space)."""
+    if "space" in header or "arch_str" not in header or not rows:
+        return None
+    text = rows[0][header.index("arch_str")].strip()
+    return "sss" if ":" in text and "|" not in text else "tss"
+
+
 def _infer_space(contents: list[tuple[list[str], list[list[str]]]]) -> str:
-    """``sss`` when the first single-space table names widths (``8:16:...``), else ``tss``."""
-    for header, rows in contents:
-        if "arch_str" in header and "space" not in header and rows:
-            text = rows[0][header.index("arch_str")]
-            return "sss" if ":" in text and "|" not in text else "tss"
-    return "tss"
+    """The one space the tables' strings show; ``tss`` (the default space) when they show none or both."""
+    shown = {name for name in (_table_space(*content) for content in contents) if name is not None}
+    return shown.pop() if len(shown) == 1 else "tss"
 
 
 def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkData:
@@ -435,9 +446,12 @@ def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkDat
 
     Args:
         path: a ``.csv`` / ``.csv.gz`` file or a folder of them.
-        space_name: ``tss`` or ``sss``; None infers it from the architecture strings.
+        space_name: ``tss`` or ``sss``; None infers it from the architecture strings (``tss`` when
+            a folder holds tables of both spaces). Tables of the other space are skipped (and
+            listed in the provenance).
 
     Raises:
+        UsageError: a lone table of the other space.
         BenchmarkNotFoundError: no such file or folder, or a folder without tables.
         MissingColumnsError: a lone table without the needed columns, or a folder none of whose
             tables has them.
@@ -452,10 +466,32 @@ def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkDat
         files = [path]
     else:
         raise BenchmarkNotFoundError(f"no benchmark table at {path}; {GET_A_BENCHMARK}")
+    return read_table_files(files, space_name, source=path)
+
+
+def read_table_files(files: Sequence[Path], space_name: str | None = None, *,
+                     source: Path) -> BenchmarkData:
+    """Read and join the given tables (as `read_tables` joins a folder's).
+
+    Args:
+        files: the tables, at least one.
+        space_name: ``tss`` / ``sss``; None infers it as `read_tables` does.
+        source: the file or folder the provenance names as the source.
+
+    Raises:
+        The errors of `read_tables`.
+    """
+    files = list(files)
     contents = [_read_csv(file) for file in files]
     space = _space(check_space_name(space_name) if space_name else _infer_space(contents))
     contributions, skipped = [], []
     for file, content in zip(files, contents):
+        other = _table_space(*content)
+        if other is not None and other != space.name:
+            if len(files) == 1:
+                raise UsageError(f"table {file} lists {other} architectures, not {space.name}")
+            skipped.append(f"{file.name}: lists {other} architectures, not {space.name}")
+            continue
         try:
             contributions.append(read_table(file, space, content))
         except MissingColumnsError as exc:
@@ -464,13 +500,13 @@ def read_tables(path: str | Path, space_name: str | None = None) -> BenchmarkDat
             skipped.append(f"{file.name}: {exc}")
     usable = [c for c in contributions if not c.empty()]
     if not usable:
-        raise MissingColumnsError(f"no table in {path} has accuracy columns of the schema "
+        raise MissingColumnsError(f"no table in {source} has accuracy columns of the schema "
                                   f"(see `python -m nasenergy.benchmark schema`)")
     usable.sort(key=lambda c: (not c.seeded, c.file))
     data = _merge(usable, space)
     data.provenance.update({
         "kind": "tables",
-        "source": str(path.resolve()),
+        "source": str(Path(source).resolve()),
         "files": [Path(c.file).name for c in usable],
         "skipped": skipped,
         "ignored_columns": {Path(c.file).name: c.ignored for c in contributions if c.ignored},

@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     how = p.add_argument_group("how candidates are scored")
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
-                          "'python -m nasenergy.benchmark import')")
+                          "'python -m nasenergy.benchmark import', else NATS-Bench in $TORCH_HOME, else the "
+                          "benchmark tables embedded in the package)")
     how.add_argument("--estimate", choices=ESTIMATES, default=_DEFAULTS.estimate,
                      help="training cost of benchmark cells without a recorded time: auto, fit (rate model "
                           "fitted to the recorded times), device (timed training steps on this machine), none "

@@ -78,7 +78,8 @@ class SearchConfig:
         space: ``tss`` or ``sss``.
         dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
-        benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache.
+        benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache, else
+            NATS-Bench in ``$TORCH_HOME``, else the embedded tables (`nasenergy.oracles.embedded`).
         estimate: how the oracle charges cells without a recorded training time: ``auto``,
             ``fit``, ``device`` or ``none`` (see `nasenergy.oracles.lookup`).
         hardware: the meter: ``auto``, ``cuda``, ``cpu`` or ``recorded``.

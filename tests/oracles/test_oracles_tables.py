@@ -23,6 +23,7 @@ from nasenergy.oracles import (
     TableOracle,
     UnknownDatasetError,
 )
+from nasenergy.errors import UsageError
 from nasenergy.oracles.cost_estimate import StepTimeEstimator
 from nasenergy.oracles.cost_model import MIN_FIT_ARCHS
 from nasenergy.oracles.tables import read_tables
@@ -221,3 +222,49 @@ def test_missing_and_unreadable(tmp_path: Path) -> None:
     _write(tmp_path / "ragged.csv", ["arch_index", "cifar10_test_acc_12ep"], [[0, 1, 2]])
     with pytest.raises(CorruptBenchmarkError, match="fields"):
         read_tables(tmp_path / "ragged.csv")
+
+
+def _mixed_folder(folder: Path) -> Path:
+    """A folder with one TSS table (cell strings), one SSS table (widths) and a table of both spaces."""
+    sss = get_space("sss")
+    _write(folder / "a_sss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_90ep"],
+           [[i, str(sss.arch_at(i)), 30.0 + i] for i in range(3)])
+    _write(folder / "b_tss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_12ep"],
+           [[i, str(SPACE.arch_at(i)), 10.0 + i] for i in range(3)])
+    _write(folder / "c_both.csv", ["space", "arch_index", "arch_str", "dataset", "hp", "seed", "x_valid_acc"],
+           [["sss", 0, str(sss.arch_at(0)), "cifar100", 90, 777, 30.0],
+            ["tss", 0, str(SPACE.arch_at(0)), "cifar100", 12, 777, 10.0]])
+    return folder
+
+
+def test_a_folder_of_both_spaces_reads_each_space_from_its_own_tables(tmp_path: Path) -> None:
+    folder = _mixed_folder(tmp_path)
+    for space_name in (None, "tss"):
+        tss = read_tables(folder, space_name)
+        assert tss.space_name == "tss" and tss.metric_keys() == [("cifar100", "x-valid", "12")]
+        assert tss.provenance["files"] == ["c_both.csv", "b_tss.csv"]
+        assert tss.provenance["skipped"] == ["a_sss.csv: lists sss architectures, not tss"]
+    sss = read_tables(folder, "sss")
+    assert sss.space_name == "sss" and sss.metric_keys() == [("cifar100", "x-valid", "90")]
+    np.testing.assert_array_equal(sss.mean(("cifar100", "x-valid", "90"))[:4], [30.0, 31.0, 32.0, np.nan])
+    assert sss.provenance["skipped"] == ["b_tss.csv: lists tss architectures, not sss"]
+    assert read_tables(folder / "a_sss.csv").space_name == "sss"  # inferred from the widths
+
+
+def test_a_lone_table_of_the_other_space_is_a_usage_error(tmp_path: Path) -> None:
+    folder = _mixed_folder(tmp_path)
+    with pytest.raises(UsageError, match="lists sss architectures, not tss") as info:
+        read_tables(folder / "a_sss.csv", "tss")
+    assert info.value.exit_code == 2
+
+
+def test_the_shared_sss_tables_read_as_sss(shared_dir: Path) -> None:
+    if not list(shared_dir.glob("nats_sss_hp90_*.csv.gz")):
+        pytest.skip(f"no SSS tables in {shared_dir}")
+    data = read_tables(shared_dir, "sss")
+    assert data.space_name == "sss" and data.size == 32_768
+    for nats_dataset, split in (("cifar10-valid", "x-valid"), ("cifar10", "ori-test"), ("cifar100", "x-valid"),
+                                ("cifar100", "x-test"), ("ImageNet16-120", "x-valid"), ("ImageNet16-120", "x-test")):
+        assert np.isfinite(data.mean((nats_dataset, split, "90"))).all(), (nats_dataset, split)
+    assert not any(name.startswith("nb201_") for name in data.provenance["files"])
+    assert data.mean(("cifar10", "ori-test", "90"))[0] == pytest.approx(79.79)
