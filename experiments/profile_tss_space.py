@@ -1,14 +1,17 @@
-"""Measure every canonical TSS class on the GPU, resumably, into the recorded profile.
+"""Measure every deployed TSS network on the GPU, resumably, into the recorded profile.
 
 Subcommands:
 
 ``measure``
-    Measures canonical classes at the CIFAR input shape (fp16, channels-last, batch 1024; add
-    ``--fp32`` for fp32 batch 256 rows too) in a fixed order: the classes by first appearance in a
-    seeded random permutation of all 15,625 cells, so any prefix is a random sample. Classes
-    already in ``--profile`` or in any chunk CSV in ``--chunk-dir`` are skipped. Rows are appended
-    to a new chunk CSV as they are measured; the run stops cleanly before ``--time-limit-s``.
-    The next network is built on the CPU while the current one is measured.
+    Measures the deployed network of every deployed class (`SearchSpace.deployed_key`: 6,040 TSS
+    networks without dead or zero ops, each standing for every cell that deploys to it) at the
+    CIFAR input shape, fp16 batch 1024 (add ``--fp32`` for fp32 batch 256 rows too), in the faster
+    of the channels-last and contiguous memory formats, with the GPU counters of the energy window.
+    Classes come in a fixed order: by first appearance in a seeded random permutation of all 15,625
+    cells, so any prefix is a random sample; a class's row names its member of smallest official
+    index. Classes already in ``--profile`` or in any chunk CSV in ``--chunk-dir`` are skipped.
+    Rows are appended to a new chunk CSV as they are measured; the run stops cleanly before
+    ``--time-limit-s``. The next network is built on the CPU while the current one is measured.
 
 ``merge``
     Merges chunk CSVs into the profile (default ``nasenergy/data/h200_tss_profile.csv.gz``).
@@ -44,21 +47,23 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-SETTINGS_FP16 = ("fp16", 1024, True)
-SETTINGS_FP32 = ("fp32", 256, False)
+SETTINGS_FP16 = ("fp16", 1024, None)  # None: the meter measures in the faster memory format
+SETTINGS_FP32 = ("fp32", 256, None)
 
 
 def class_order(space: Any, seed: int) -> list[Any]:
-    """Canonical TSS classes by first appearance in a seeded permutation of all cells."""
+    """Deployed classes (their members of smallest index) by first appearance in a seeded
+    permutation of all cells."""
     import numpy as np
 
-    seen: set[Any] = set()
+    representative = {space.deployed_key(a): a for a in reversed(space.deployed_classes())}
+    seen: set[str] = set()
     order = []
     for i in np.random.default_rng(seed).permutation(space.size):
-        canon = space.canonical(space.arch_at(int(i)))
-        if canon not in seen:
-            seen.add(canon)
-            order.append(canon)
+        key = space.deployed_key(space.arch_at(int(i)))
+        if key not in seen:
+            seen.add(key)
+            order.append(representative[key])
     return order
 
 
@@ -70,18 +75,18 @@ def complete_rows(path: Path) -> list[dict[str, str]]:
     return [r for r in read_profile(path) if None not in r.values() and None not in r]
 
 
-def _done_keys(paths: list[Path]) -> set[tuple[str, str, int]]:
+def _done_keys(paths: list[Path], space: Any) -> set[tuple[str, str, int]]:
     keys = set()
     for path in paths:
         for row in complete_rows(path):
-            keys.add((row["canonical_arch"], row["precision"], int(row["batch_size"])))
+            keys.add((space.deployed_key(row["canonical_arch"]), row["precision"], int(row["batch_size"])))
     return keys
 
 
-def missing_settings(arch: Any, settings: list[tuple[str, int, bool]],
-                     done: set[tuple[str, str, int]]) -> list[tuple[str, int, bool]]:
-    """The settings (precision, batch size, channels-last) not yet recorded for `arch`'s class."""
-    return [s for s in settings if (str(arch), s[0], s[1]) not in done]
+def missing_settings(key: str, settings: list[tuple[str, int, bool | None]],
+                     done: set[tuple[str, str, int]]) -> list[tuple[str, int, bool | None]]:
+    """The settings (precision, batch size, channels-last) not yet recorded for deployed class `key`."""
+    return [s for s in settings if (key, s[0], s[1]) not in done]
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -97,7 +102,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in (("energy_window_s", args.energy_window_s),
-                              ("energy_repeats", args.energy_repeats)) if v is not None}
+                              ("energy_repeats", args.energy_repeats),
+                              ("energy_warmup_s", getattr(args, "energy_warmup_s", None))) if v is not None}
 
 
 def _utc_now() -> str:
@@ -110,13 +116,15 @@ def _run_columns(meter: Any) -> dict[str, Any]:
             "energy_window_s": meter.energy_window_s, "energy_windows": meter.energy_repeats}
 
 
-def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[tuple[str, int, bool]],
+def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[tuple[str, int, bool | None]],
                   torch_version: str) -> Iterator[dict[str, str]]:
+    from nasenergy.hardware.deployed import with_official_counts
     from nasenergy.hardware.recorded import measurement_to_row
 
     for precision, batch_size, channels_last in settings:
         m = meter.measure(model, space.input_shape("cifar10"), batch_size=batch_size,
                           precision=precision, channels_last=channels_last)
+        m = with_official_counts(m, space, arch, "cifar10")
         yield measurement_to_row(m, canonical_arch=str(arch), arch_index=space.index(arch),
                                  driver_version=meter.driver_version or "", torch_version=torch_version,
                                  measured_at=_utc_now(), **_run_columns(meter))
@@ -137,8 +145,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     settings = [SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else [])
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
-    done = _done_keys(done_files)
-    todo = [a for a in class_order(space, args.seed) if missing_settings(a, settings, done)]
+    done = _done_keys(done_files, space)
+    todo = [a for a in class_order(space, args.seed) if missing_settings(space.deployed_key(a), settings, done)]
     shard, n_shards = args.shard
     todo = todo[shard::n_shards]
     if args.max_classes is not None:
@@ -157,7 +165,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
         writer.writeheader()
         f.flush()
-        future = pool.submit(space.build, todo[0], "cifar10")
+        future = pool.submit(space.build_deployed, todo[0], "cifar10")
         for k, arch in enumerate(todo):
             elapsed = time.perf_counter() - t_start
             estimate = 1.5 * statistics.median(per_class[-50:]) if per_class else 10.0
@@ -167,13 +175,16 @@ def cmd_measure(args: argparse.Namespace) -> int:
             t0 = time.perf_counter()
             model = future.result()
             if k + 1 < len(todo):
-                future = pool.submit(space.build, todo[k + 1], "cifar10")
-            for row in _measure_rows(meter, space, arch, model, missing_settings(arch, settings, done),
+                future = pool.submit(space.build_deployed, todo[k + 1], "cifar10")
+            for row in _measure_rows(meter, space, arch, model,
+                                     missing_settings(space.deployed_key(arch), settings, done),
                                      torch.__version__):
                 writer.writerow(row)
                 n_rows += 1
             f.flush()
             per_class.append(time.perf_counter() - t0)
+            if args.verbose:
+                print(f"{k} {arch} {per_class[-1]:.3f} s", flush=True)
     meter.close()
     rate = statistics.fmean(per_class) if per_class else float("nan")
     print(f"wrote {n_rows} rows for {len(per_class)} classes to {chunk}; "
@@ -185,6 +196,7 @@ def merge_rows(profile_rows: list[dict[str, str]], chunk_rows: list[dict[str, st
     """Profile rows plus new chunk rows (earliest measurement of each key), sorted."""
     def key(r: dict[str, str]) -> tuple[str, str, int, str]:
         return r["canonical_arch"], r["precision"], int(r["batch_size"]), r["input_shape"]
+    # rows name their class by its member of smallest index, so equal classes have equal names
 
     merged = {key(r): r for r in profile_rows}
     for r in sorted(chunk_rows, key=lambda r: r["measured_at"]):
@@ -244,8 +256,11 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
     for i in sorted(int(i) for i in pick):
         old = measurement_from_row(rows[i])
         arch = space.parse(rows[i]["canonical_arch"])
-        new = meter.measure(space.build(arch, "cifar10"), space.input_shape("cifar10"),
-                            batch_size=old.batch_size, precision=old.precision, channels_last=True)
+        deployed = old.network_form == "deployed"
+        model = space.build_deployed(arch, "cifar10") if deployed else space.build(arch, "cifar10")
+        fmt = old.memory_format or "channels_last"
+        new = meter.measure(model, space.input_shape("cifar10"), batch_size=old.batch_size,
+                            precision=old.precision, channels_last=fmt == "channels_last")
         out_rows.append({
             "canonical_arch": str(arch), "throughput_old": old.throughput_img_per_s,
             "throughput_new": new.throughput_img_per_s,
@@ -278,7 +293,7 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy.hardware.recorded import DEFAULT_PROFILE
+    from nasenergy.hardware.recorded import DEPLOYED_PROFILE as DEFAULT_PROFILE
 
     from nasenergy._cli import OneLineParser
 
@@ -295,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--fp32", action="store_true", help="also fp32 at batch size 256")
     m.add_argument("--energy-window-s", type=float, help="default: the meter's")
     m.add_argument("--energy-repeats", type=int, help="default: the meter's")
+    m.add_argument("--energy-warmup-s", type=float, help="default: the meter's")
+    m.add_argument("--verbose", action="store_true", help="print each class's seconds")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
     g.add_argument("chunks", type=Path, nargs="+")
     g.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)

@@ -17,6 +17,11 @@ SOURCES: tuple[str, ...] = ("measured", "recorded", "modelled")
 Precision = Literal["fp32", "tf32", "fp16", "bf16"]
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
 EnergyBasis = Literal["total", "above_idle", "unavailable"]
+NETWORK_FORMS: tuple[str | None, ...] = ("deployed", "as_built", None)
+MEMORY_FORMATS: tuple[str | None, ...] = ("channels_last", "contiguous", None)
+COUNTER_FIELDS: tuple[str, ...] = ("sm_util_pct", "sm_occupancy_pct", "dram_bw_util_pct", "tensor_util_pct",
+                                   "gpu_util_pct", "memory_util_pct")
+"""The GPU activity fields, shared by `Measurement` and `nasenergy.hardware.counters.GpuCounters`."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,24 @@ class Measurement:
         energy_cv: coefficient of variation of energy per image over the repeats, or ``None``.
         measure_cost_s: wall-clock seconds this measurement took, set-up included.
         source: ``measured`` | ``recorded`` | ``modelled``.
+        network_form: for NATS architectures, which network `params`, `flops_per_img` and every
+            hardware figure belong to: ``deployed`` (no dead or zero ops; what a user would run)
+            or ``as_built`` (NATS-Bench's reference implementation); ``None`` for any other module.
+        params_official: NATS-Bench's parameter count of the architecture (the as-built network);
+            ``None`` outside NATS-Bench.
+        flops_per_img_official: NATS-Bench's FLOPs per image (``2 *`` its ``flops`` field, which
+            counts MACs) of the as-built network; ``None`` outside NATS-Bench.
+        memory_format: ``channels_last`` or ``contiguous``: the layout the figures were measured in
+            (the faster of the two when the meter chose); ``None`` if not recorded.
+        counters_kind: ``gpm`` (NVML GPM metrics), ``utilization_rates`` or ``unavailable``;
+            ``None`` if not recorded. The ``*_pct`` fields below are the GPU's activity over the
+            energy window, percent (see `nasenergy.hardware.counters`).
+        sm_util_pct: share of SMs busy (GPM).
+        sm_occupancy_pct: active warps against the maximum (GPM).
+        dram_bw_util_pct: DRAM bandwidth used against its peak (GPM).
+        tensor_util_pct: share of time any tensor core was busy (GPM).
+        gpu_util_pct: NVML's GPU utilization rate.
+        memory_util_pct: NVML's memory utilization rate.
     """
 
     device_name: str
@@ -72,6 +95,17 @@ class Measurement:
     energy_cv: float | None
     measure_cost_s: float
     source: str
+    network_form: str | None = None
+    params_official: int | None = None
+    flops_per_img_official: float | None = None
+    memory_format: str | None = None
+    counters_kind: str | None = None
+    sm_util_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    dram_bw_util_pct: float | None = None
+    tensor_util_pct: float | None = None
+    gpu_util_pct: float | None = None
+    memory_util_pct: float | None = None
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -80,6 +114,10 @@ class Measurement:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         if self.energy_j_per_img is None and self.energy_basis != "unavailable":
             raise ValueError("energy_basis must be 'unavailable' when energy_j_per_img is None")
+        if self.network_form not in NETWORK_FORMS:
+            raise ValueError(f"network_form must be one of {NETWORK_FORMS}, got {self.network_form!r}")
+        if self.memory_format not in MEMORY_FORMATS:
+            raise ValueError(f"memory_format must be one of {MEMORY_FORMATS}, got {self.memory_format!r}")
 
     @staticmethod
     def utilization_of(flops_per_img: float, throughput_img_per_s: float, peak_flops_per_s: float) -> float:

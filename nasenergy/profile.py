@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import NasEnergyError, UsageError
 from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
+from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import PRECISIONS, Measurement
 
 
@@ -76,6 +77,18 @@ def _flops_rate(flops_per_s: float) -> str:
     return f"{flops_per_s / 1e9:.1f} GFLOP/s"
 
 
+def _network_form(m: Measurement) -> str:
+    form = {"deployed": "deployed (no dead or zero ops)", "as_built": "as built (NATS reference)"}.get(
+        m.network_form or "", "the module given")
+    return form + (f", {m.memory_format.replace('_', '-')}" if m.memory_format else "")
+
+
+def _counters(m: Measurement) -> str:
+    names = (("SM", m.sm_util_pct), ("occupancy", m.sm_occupancy_pct), ("DRAM bw", m.dram_bw_util_pct),
+             ("tensor", m.tensor_util_pct), ("GPU", m.gpu_util_pct), ("memory", m.memory_util_pct))
+    return f"{m.counters_kind}: " + ", ".join(f"{k} {v:.0f} %" for k, v in names if v is not None)
+
+
 def format_measurement(m: Measurement) -> str:
     """A human-readable table of every figure of `m`, with units."""
     e = m.energy_j_per_img
@@ -87,14 +100,20 @@ def format_measurement(m: Measurement) -> str:
         ("throughput", f"{m.throughput_img_per_s:,.0f} img/s (CV {_pct(m.throughput_cv)}, "
                        f"{m.n_repeats} repeats)"),
         ("latency", f"{m.latency_ms_per_batch:.3f} ms/batch"),
-        ("FLOPs per image", f"{m.flops_per_img / 1e6:.2f} MFLOP ({m.macs_per_img / 1e6:.2f} MMAC)"),
-        ("parameters", f"{m.params:,}"),
+        ("network measured", _network_form(m)),
+        ("FLOPs per image", f"{m.flops_per_img / 1e6:.2f} MFLOP ({m.macs_per_img / 1e6:.2f} MMAC)"
+                            + (" of the deployed network" if m.network_form == "deployed" else "")),
+        ("parameters", f"{m.params:,}" + (" (deployed)" if m.network_form == "deployed" else "")),
+        *((("official FLOPs per image", f"{m.flops_per_img_official / 1e6:.2f} MFLOP (NATS-Bench, as built)"),
+           ("official parameters", f"{m.params_official:,} (NATS-Bench, as built)"))
+          if m.params_official is not None and m.flops_per_img_official is not None else ()),
         ("peak", f"{_flops_rate(m.peak_flops_per_s)} ({m.peak_source})"),
         ("utilization", _pct(m.utilization)),
         ("energy per image", energy),
         ("average power", _fmt(m.avg_power_w, ".1f", "W")),
         ("idle power", _fmt(m.idle_power_w, ".1f", "W")),
         ("SM clock", _fmt(m.sm_clock_mhz, ".0f", "MHz")),
+        *((("GPU counters", _counters(m)),) if m.counters_kind not in (None, "unavailable") else ()),
         ("measurement cost", f"{m.measure_cost_s:.3f} s"),
     ]
     head = (f"{m.precision}, batch size {m.batch_size}, input "
@@ -176,11 +195,10 @@ def run(args: argparse.Namespace) -> int:
             measurements.append(meter.measure_arch(arch, precision=precision, batch_size=batch_size,
                                                    dataset=args.dataset))
     else:
-        model = space.build(arch, args.dataset)
         for precision in precisions:
-            measurements.append(meter.measure(model, space.input_shape(args.dataset),
-                                              batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
-                                              precision=precision))
+            measurements.append(measure_deployed(meter, space, arch, args.dataset,
+                                                 batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+                                                 precision=precision))
     curves: list[str | None] = [None] * len(measurements)
     if args.dvfs:
         try:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError
+from nasenergy.measurement import COUNTER_FIELDS
 
 CounterKind = Literal["gpm", "utilization_rates", "unavailable"]
 
@@ -105,3 +106,10 @@ class CounterWindow:
         if gpu is None:
             return GpuCounters("unavailable")
         return GpuCounters("utilization_rates", None, gpu_util_pct=gpu, memory_util_pct=memory)
+
+
+def counter_fields(counters: GpuCounters | None) -> dict[str, Any]:
+    """The `Measurement` fields of `counters` (``counters_kind`` and the ``*_pct`` figures)."""
+    if counters is None:
+        return {}
+    return {"counters_kind": counters.kind, **{name: getattr(counters, name) for name in COUNTER_FIELDS}}

@@ -138,4 +138,5 @@ class CpuMeter:
             energy_cv=None,
             measure_cost_s=time.perf_counter() - t_start,
             source="measured",
+            memory_format="channels_last" if channels_last else "contiguous",
         )

@@ -39,7 +39,7 @@ from nasenergy.hardware.energy_window import (
     run_energy_windows,
     window_energies,
 )
-from nasenergy.hardware.counters import CounterWindow, GpuCounters
+from nasenergy.hardware.counters import CounterWindow, GpuCounters, counter_fields
 from nasenergy.hardware.flops import count_model
 from nasenergy.hardware.meter import MeterError, check_request, repeat_stats
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError, device_count, load_nvml, open_device
@@ -128,6 +128,8 @@ class CudaMeter:
         energy_warmup_s: seconds of continuous running before the first energy window.
         cuda_graphs: capture the forward pass as a CUDA graph.
         cudnn_benchmark: let cuDNN pick the fastest convolution algorithms.
+        format_probe_s: least GPU seconds of each of two probes per memory format when the meter
+            chooses the format (``channels_last=None``).
         idle_power_w: idle board power to use instead of measuring it, watts.
         nvml: an NVML binding to use instead of ``pynvml`` (e.g. a fake).
     """
@@ -149,6 +151,7 @@ class CudaMeter:
         energy_warmup_s: float = 0.05,
         cuda_graphs: bool = True,
         cudnn_benchmark: bool = True,
+        format_probe_s: float = 0.005,
         idle_power_w: float | None = None,
         nvml: Any = None,
     ) -> None:
@@ -176,6 +179,7 @@ class CudaMeter:
         self.energy_warmup_s = energy_warmup_s
         self.cuda_graphs = cuda_graphs
         self.cudnn_benchmark = cudnn_benchmark
+        self.format_probe_s = format_probe_s
         self._idle_w = idle_power_w
         self.idle_settled: bool | None = None if idle_power_w is None else True
         self.nvml_error: str | None = None
@@ -280,16 +284,21 @@ class CudaMeter:
         precision: str,
         channels_last: bool | None = None,
     ) -> Measurement:
-        """Measure `model` (not modified) on batches of `batch_size` images of `input_shape`."""
+        """Measure `model` (not modified) on batches of `batch_size` images of `input_shape`.
+
+        Args:
+            channels_last: the memory format; ``None`` (default) probes channels-last and
+                contiguous (for networks with convolutions) and measures in the faster, as a
+                deployer would. The result's ``memory_format`` says which.
+        """
         import torch
 
         t_start = time.perf_counter()
         shape = check_request(input_shape, batch_size, precision)
         idle_w = self.idle_power_w() if self.measure_energy else None
         dtype = dtype_of(precision)
-        if channels_last is None:
-            channels_last = dtype in (torch.float16, torch.bfloat16) and has_conv(model)
-        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        formats = [channels_last] if channels_last is not None else (
+            [True, False] if has_conv(model) else [False])
         clocks: list[float] = []
 
         def sample_clock() -> None:
@@ -300,12 +309,24 @@ class CudaMeter:
         try:
             with precision_flags(precision, cudnn_benchmark=self.cudnn_benchmark), \
                     torch.inference_mode():
-                net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
-                gen = torch.Generator(device=self.device).manual_seed(0)
-                x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
-                                dtype=dtype).contiguous(memory_format=fmt)
-                step, keep = self._make_step(net, x)
-                (one_s,) = self._time_repeats(step, 1, 1)
+                best: tuple[float, Any, Any, Any, Any, bool] | None = None
+                for cl in formats:  # the faster memory format, as a deployer would choose
+                    fmt = torch.channels_last if cl else torch.contiguous_format
+                    net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
+                    gen = torch.Generator(device=self.device).manual_seed(0)
+                    x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
+                                    dtype=dtype).contiguous(memory_format=fmt)
+                    step, keep = self._make_step(net, x)
+                    (probe_s,) = self._time_repeats(step, 1, 1)
+                    if len(formats) > 1:
+                        probe_steps = max(1, math.ceil(self.format_probe_s / max(probe_s, 1e-6)))
+                        probe_s = min(self._time_repeats(step, probe_steps, 2)) / probe_steps
+                    if best is None or probe_s < best[0]:
+                        best = (probe_s, net, x, step, keep, cl)
+                    del net, x, step, keep
+                assert best is not None
+                one_s, net, x, step, keep, channels_last = best
+                best = None
                 steps = max(1, math.ceil(self.min_repeat_s / max(one_s, 1e-6)))
                 counted: list[Any] = []
 
@@ -369,6 +390,8 @@ class CudaMeter:
             energy_cv=energy_cv,
             measure_cost_s=time.perf_counter() - t_start,
             source="measured",
+            memory_format="channels_last" if channels_last else "contiguous",
+            **counter_fields(self.last_counters),
         )
 
     def close(self) -> None:

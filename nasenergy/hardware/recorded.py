@@ -9,8 +9,13 @@ official NATS index of the cell that was built), ``driver_version``, ``torch_ver
 ``energy_window_s``: the least length of an energy window, ``energy_windows``: how many windows
 were taken); a profile without them reads as if they were empty.
 
-`RecordedMeter` answers for any member of a recorded class through ``space.canonical(arch)`` and
-marks the result ``source="recorded"``. It replays; it cannot measure an arbitrary network.
+A profile of deployed networks (``network_form`` = ``deployed``) holds one row per deployed class
+(`search_spaces.SearchSpace.deployed_key`): every member of such a class deploys to the identical
+network, so its row is exact for each of them. `RecordedMeter` answers for any member through its
+deployed key, with the member's own official (as-built) params and FLOPs. An older profile of
+as-built networks is keyed by ``space.canonical(arch)`` (NAS-Bench-201's classes), whose members
+may differ as built; its figures are the class representative's. Results are marked
+``source="recorded"``. It replays; it cannot measure an arbitrary network.
 """
 
 from __future__ import annotations
@@ -31,17 +36,23 @@ if TYPE_CHECKING:
 
 #: The profile shipped with the package (measured on an NVIDIA H200).
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
+#: The profile of deployed networks, being re-recorded (not yet the default while it is partial).
+DEPLOYED_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_deployed_profile.csv.gz"
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Measurement))
+#: Measurement fields a profile may lack (added later; they read as empty, i.e. ``None``).
+OPTIONAL_MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Measurement) if f.default is None)
 EXTRA_COLUMNS: tuple[str, ...] = ("canonical_arch", "arch_index", "driver_version", "torch_version",
                                   "measured_at")
 PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + MEASUREMENT_COLUMNS
-OPTIONAL_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows") + OPTIONAL_MEASUREMENT_COLUMNS
 #: The columns `write_profile` writes, in order.
 WRITTEN_COLUMNS: tuple[str, ...] = PROFILE_COLUMNS + OPTIONAL_COLUMNS
 
-_INT_FIELDS = {"batch_size", "params", "n_repeats"}
+_INT_FIELDS = {"batch_size", "params", "n_repeats", "params_official"}
 _STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "source"}
+_OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "counters_kind"}
 
 
 class NotRecordedError(NasEnergyError, LookupError):
@@ -86,10 +97,14 @@ def measurement_from_row(row: Mapping[str, str]) -> Measurement:
     """The `Measurement` stored in a profile row (extra columns ignored)."""
     kw: dict[str, Any] = {}
     for name in MEASUREMENT_COLUMNS:
-        text = row[name]
+        text = row.get(name, "")
         if name == "input_shape":
             kw[name] = shape_from_str(text)
         elif name in _STR_FIELDS:
+            kw[name] = text
+        elif text == "":
+            kw[name] = None
+        elif name in _OPTIONAL_STR_FIELDS:
             kw[name] = text
         elif text == "":
             kw[name] = None
@@ -119,7 +134,7 @@ def read_profile(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     try:
         with _open_text(p, "r") as f:
             reader = csv.DictReader(f)
-            missing = set(PROFILE_COLUMNS) - set(reader.fieldnames or ())
+            missing = set(PROFILE_COLUMNS) - set(OPTIONAL_COLUMNS) - set(reader.fieldnames or ())
             if missing:
                 raise UsageError(f"{p} is not a profile: columns missing: {', '.join(sorted(missing))}")
             return [{**row, **{k: "" for k in OPTIONAL_COLUMNS if k not in row}} for row in reader]
@@ -174,8 +189,13 @@ class RecordedMeter:
         self._space = space
         self._rows: dict[tuple[str, str, int, str], dict[str, str]] = {}
         self._by_class: dict[str, set[tuple[str, int, str]]] = {}
-        for row in read_profile(self.path):
-            key = (row["canonical_arch"], row["precision"], int(row["batch_size"]), row["input_shape"])
+        rows = read_profile(self.path)
+        forms = {row.get("network_form") or "as_built" for row in rows}
+        if len(forms) > 1:
+            raise UsageError(f"{self.path} mixes network forms ({', '.join(sorted(forms))}); keep one per profile")
+        self.network_form = forms.pop() if forms else "as_built"
+        for row in rows:
+            key = (self._class_of(row["canonical_arch"]), row["precision"], int(row["batch_size"]), row["input_shape"])
             self._rows[key] = row
             self._by_class.setdefault(key[0], set()).add(key[1:])
         self.settings = sorted({k[1:] for k in self._rows})
@@ -194,12 +214,19 @@ class RecordedMeter:
             self._space = get_space("tss")
         return self._space
 
+    def _class_of(self, arch: Any) -> str:
+        """The key of `arch`'s class in this profile: its deployed key, or its canonical form."""
+        space = self.space
+        if self.network_form == "deployed":
+            return space.deployed_key(arch)
+        return str(space.canonical(arch))
+
     def _key(self, arch: Any, precision: str, batch_size: int, dataset: str) -> tuple[str, str, int, str]:
         space = self.space
         if isinstance(arch, str):
             arch = space.parse(arch)
         shape = shape_to_str(space.input_shape(dataset))
-        return str(space.canonical(arch)), precision, int(batch_size), shape
+        return self._class_of(arch), precision, int(batch_size), shape
 
     def covers(self, arch: Any, *, precision: str | None = None, batch_size: int | None = None,
                dataset: str = "cifar10") -> bool:
@@ -232,7 +259,12 @@ class RecordedMeter:
                 f"{self.path.name} has no record of {key[0]} at {precision} bs {batch_size} "
                 f"input {key[3]} (it holds {len(self)} rows: {have})"
             )
-        return dataclasses.replace(measurement_from_row(row), source="recorded")
+        m = measurement_from_row(row)
+        extra: dict[str, Any] = {}
+        if self.network_form == "deployed":
+            official = self.space.count(arch if not isinstance(arch, str) else self.space.parse(arch), dataset)
+            extra = {"params_official": official.params, "flops_per_img_official": float(official.flops)}
+        return dataclasses.replace(m, source="recorded", **extra)
 
     def rows(self) -> Iterator[dict[str, str]]:
         """The profile's rows."""

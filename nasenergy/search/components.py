@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import Measurement
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
@@ -144,7 +145,7 @@ def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any
     """A function measuring one architecture with ``meter`` at the configured setting.
 
     Meters with ``measure_arch`` (the recorded profile, the fake meter) are asked directly; others
-    measure the built network.
+    measure the deployed network (`nasenergy.hardware.deployed`).
     """
     if hasattr(meter, "measure_arch"):
         extra = {"space": space} if "space" in inspect.signature(meter.measure_arch).parameters else {}
@@ -157,10 +158,8 @@ def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any
         return measure
 
     def measure_built(arch: Any) -> Measurement:
-        model = space.build(arch, config.dataset)
-        return meter.measure(
-            model, space.input_shape(config.dataset), batch_size=config.batch_size, precision=config.precision
-        )
+        return measure_deployed(meter, space, arch, config.dataset, batch_size=config.batch_size,
+                                precision=config.precision)
 
     return measure_built
 
@@ -245,9 +244,12 @@ def _measured_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> Opt
     shape = space.input_shape(config.dataset)
 
     def measured(arch: Any, measurement: Measurement) -> Any:
-        model = space.build(arch, config.dataset)
+        model = space.build_deployed(arch, config.dataset)
+        fmt = measurement.memory_format
+        channels_last = None if fmt is None else fmt == "channels_last"
         backend = MeasuredBackend(
-            control, lambda: meter.measure(model, shape, batch_size=config.batch_size, precision=config.precision)
+            control, lambda: meter.measure(model, shape, batch_size=config.batch_size, precision=config.precision,
+                                           channels_last=channels_last)
         )
         default = point_from_measurement(measurement, float(backend.default_clock_mhz()))
         return find_optimal_clock(backend, default_point=default)

@@ -1,0 +1,45 @@
+"""Measuring NATS architectures as a user would deploy them.
+
+A meter measures whatever module it is given. For a NATS-Bench architecture, nasenergy gives it the
+*deployed* network (`search_spaces.SearchSpace.build_deployed`: the same function, no dead or zero
+ops), so that the hardware figures belong to the network a user would run, and are equal for every
+architecture with the same `deployed_key`. The result carries both parameter and FLOP counts:
+``params`` / ``flops_per_img`` of the deployed network that was measured, and ``params_official``
+/ ``flops_per_img_official`` of the NATS-Bench network as built (its recorded figures).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from nasenergy.hardware.meter import Meter
+from nasenergy.measurement import Measurement
+
+
+def with_official_counts(m: Measurement, space: Any, arch: Any, dataset: str) -> Measurement:
+    """`m` marked as the deployed form of `arch`, with `arch`'s official params and FLOPs."""
+    official = space.count(arch, dataset)
+    return dataclasses.replace(m, network_form="deployed", params_official=official.params,
+                               flops_per_img_official=float(official.flops))
+
+
+def measure_deployed(meter: Meter, space: Any, arch: Any, dataset: str, *, batch_size: int,
+                     precision: str, channels_last: bool | None = None, seed: int = 0) -> Measurement:
+    """Measure the deployed network of `arch` on `dataset`'s input shape with `meter`.
+
+    Args:
+        meter: any meter with ``measure(model, input_shape, *, batch_size, precision, channels_last)``.
+        space: the search space of `arch`.
+        arch: the architecture or its string.
+        dataset: sets the input shape and number of classes.
+        batch_size: images per forward pass.
+        precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
+        channels_last: the memory format; ``None`` lets the meter choose.
+        seed: weight initialisation (figures do not depend on the weights' values).
+    """
+    arch = space.parse(arch)
+    model = space.build_deployed(arch, dataset, seed=seed)
+    m = meter.measure(model, space.input_shape(dataset), batch_size=batch_size, precision=precision,
+                      channels_last=channels_last)
+    return with_official_counts(m, space, arch, dataset)
