@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.search.credentials import PRIVATE_FILE_MODE
 from nasenergy.search.objectives import SearchObjective, front_mask, objectives_for, points_of
 
 CANDIDATES_CSV = "candidates.csv"
@@ -182,10 +183,17 @@ def _parse(value: str, kind: str) -> Any:
     return value
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half)."""
+def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half).
+
+    With ``private``, the file is readable and writable by its owner only (mode 0600) from the
+    moment it exists."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
+    with os.fdopen(fd, "w") as f:
+        if private:
+            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
+        f.write(text)
     tmp.replace(path)
 
 
@@ -238,16 +246,17 @@ def load_run(run_dir: str | Path) -> RunRecord:
     return RunRecord(d, _read_json(d / CONFIG_JSON), rows, _read_json(d / ENV_JSON))
 
 
-def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
-    """Number the evaluations, mark the front and write both CSV files."""
+def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
+                 private: bool = False) -> None:
+    """Number the evaluations, mark the front and write both CSV files (mode 0600 if ``private``)."""
     number_evaluations(rows)
     mark_front(rows, objectives)
     cols = list(CANDIDATE_COLUMNS)
-    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols))
+    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols), private=private)
     front = sorted((r for r in rows if r["on_front"]), key=lambda r: -(r.get("accuracy_pct") or 0.0))
-    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols))
+    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols), private=private)
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """``data`` as indented JSON, atomically."""
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+def write_json(path: Path, data: Mapping[str, Any], *, private: bool = False) -> None:
+    """``data`` as indented JSON, atomically (mode 0600 if ``private``)."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", private=private)
