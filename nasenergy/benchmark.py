@@ -67,7 +67,7 @@ def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     started = time.perf_counter()
     result = install(args.source, space_name=args.space, directory=args.cache_dir,
-                     workers=args.workers, progress=_progress(err))
+                     workers=args.workers, progress=_progress(err), force=args.force)
     elapsed = time.perf_counter() - started
     data = result.data
     out.write(f"installed {data.space_name} benchmark from {data.provenance.get('source')}\n")
@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", default=None, help=cache_help)
     p.add_argument("--workers", type=int, default=None,
                    help="processes reading NATS-Bench files (default: all cores)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the installed benchmark even when the new one holds fewer architectures "
+                        "or metrics (refused otherwise)")
     p.set_defaults(run=_cmd_import)
 
     p = sub.add_parser("info", help="what is installed and where")

@@ -67,6 +67,8 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())  # on disk before it replaces the installed file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
