@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.errors import DataNotFoundError, UsageError, first_line
 from nasenergy.search.credentials import PRIVATE_FILE_MODE
-from nasenergy.search.objectives import SearchObjective, front_mask, objectives_for, points_of
+from nasenergy.search.objectives import OBJECTIVES, SearchObjective, front_mask, objectives_for, points_of
 
 CANDIDATES_CSV = "candidates.csv"
 FRONT_CSV = "pareto_front.csv"
@@ -175,10 +175,15 @@ def _parse(value: str, kind: str) -> Any:
     if value == "":
         return None
     if kind == "int":
-        return int(float(value))
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError(f"{value!r} is not an integer")
+        return int(number)
     if kind == "float":
         return float(value)
     if kind == "bool":
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"{value!r} is not true or false")
         return value.lower() == "true"
     return value
 
@@ -216,21 +221,59 @@ def read_candidates(path: Path) -> list[dict[str, Any]]:
     """
     if not path.is_file():
         raise DataNotFoundError(f"{path} does not exist")
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        if "trial_number" not in header or "outcome" not in header:
-            raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
-        return [{k: _parse(v or "", CANDIDATE_COLUMNS.get(k, "str")) for k, v in row.items()} for row in reader]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            if "trial_number" not in header or "outcome" not in header:
+                raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
+            return [_typed_row(path, reader.line_num, row) for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"{path} is not a readable CSV file: {type(exc).__name__}: {first_line(exc)}") from None
+
+
+def _typed_row(path: Path, line: int, row: dict[str | None, Any]) -> dict[str, Any]:
+    """One candidates row, typed; raises `UsageError` naming the line and column."""
+    if None in row:
+        raise UsageError(f"{path}, line {line}: more fields than the header has")
+    typed = {}
+    for column, text in row.items():
+        kind = CANDIDATE_COLUMNS.get(str(column), "str")
+        try:
+            typed[str(column)] = _parse(text or "", kind)
+        except ValueError:
+            raise UsageError(f"{path}, line {line}, column {column}: {str(text)[:40]!r} is not {_KIND_TEXT[kind]}") from None
+    if typed.get("trial_number") is None:
+        raise UsageError(f"{path}, line {line}: trial_number is empty")
+    return typed
+
+
+_KIND_TEXT = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "text"}
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file (``{}`` when missing)."""
     if not path.is_file():
         return {}
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not valid JSON: {exc}") from None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, bad UTF-8 or bad JSON
+        raise UsageError(f"{path} is not valid JSON: {first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _check_config(path: Path, config: dict[str, Any]) -> None:
+    """The fields of ``config.json`` a reader uses must have their types."""
+    objectives = config.get("objectives", ())
+    if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o in OBJECTIVES
+                                                                 for o in objectives)):
+        if "objectives" in config:
+            raise UsageError(f"{path}: objectives must be a non-empty list of {', '.join(OBJECTIVES)}")
+    name = config.get("study_name")
+    if name is not None and not isinstance(name, str):
+        raise UsageError(f"{path}: study_name must be text")
 
 
 def load_run(run_dir: str | Path) -> RunRecord:
@@ -238,12 +281,15 @@ def load_run(run_dir: str | Path) -> RunRecord:
 
     Raises:
         DataNotFoundError: the folder or its ``candidates.csv`` is missing.
+        UsageError: a file that is malformed, with a one-line message naming it.
     """
     d = Path(run_dir)
     if not d.is_dir():
         raise DataNotFoundError(f"run folder {d} does not exist")
     rows = read_candidates(d / CANDIDATES_CSV)
-    return RunRecord(d, _read_json(d / CONFIG_JSON), rows, _read_json(d / ENV_JSON))
+    config = _read_json(d / CONFIG_JSON)
+    _check_config(d / CONFIG_JSON, config)
+    return RunRecord(d, config, rows, _read_json(d / ENV_JSON))
 
 
 def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
