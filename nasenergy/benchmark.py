@@ -148,6 +148,22 @@ def _cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+_IMPORT_DESCRIPTION = """\
+Read a benchmark source once and install it as one fast local file (a .npz written without
+pickles and read with allow_pickle=False). Tables are checked: accuracies outside [0, 100] and
+tables with no usable row are refused, naming the rows. The new file is written beside the
+installed one and renamed into place; it never replaces an installed benchmark holding more
+architectures or metrics unless --force is given.
+
+Security: the official NATS-Bench files (NATS-tss-v1_0-3ffb9*, NATS-sss-v1_0-50262*, *.pickle.pbz2)
+are Python pickles, and reading a pickle can run any code it carries. Import only files from a
+trusted source (the NATS-Bench release, https://github.com/D-X-Y/NATS-Bench) and keep them where
+others cannot write. The short hash in their names (3ffb9, 50262: five hex digits of an MD5, as
+the nats_bench package names them) is not checked, as it could not tell a genuine file from a
+forged one. Searches on the installed benchmark read only its .npz file, never a pickle.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.benchmark``."""
     parser = OneLineParser(
@@ -157,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     cache_help = "cache folder (default: $NASENERGY_HOME, else ~/.cache/nasenergy)"
 
-    p = sub.add_parser("import", help="install a benchmark as one fast local file")
+    p = sub.add_parser("import", help="install a benchmark as one fast local file",
+                       description=_IMPORT_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="NATS-Bench folder or file, a .csv(.gz) table, or a folder of tables")
     p.add_argument("--space", choices=("tss", "sss"), default=None,
                    help="search space (default: tss for NATS-Bench, inferred for tables)")

@@ -117,3 +117,11 @@ def test_import_refuses_bad_tables_and_shrinking_in_one_line(tmp_path: Path) -> 
     assert code == 0, err
     code, out, _ = run("info", "--cache-dir", cache, "--json")
     assert json.loads(out)["benchmarks"][0]["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 5
+
+
+def test_import_help_warns_that_nats_bench_files_are_pickles() -> None:
+    done = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "import", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "are Python pickles" in text and "trusted source" in text and "--force" in text
