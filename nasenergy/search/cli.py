@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
-from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_text, password_of
+from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.search.config import (
     DATASETS,
     DEFAULT_PATIENCE,
@@ -185,7 +185,8 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     secrets = [password_of(args.storage), password_of(os.environ.get(STORAGE_ENV))]
-    resume_command = mask_text(" ".join(["python -m nasenergy.search", *map(shlex.quote, argv)]), secrets=secrets)
+    resume_command = mask_text(" ".join(["python -m nasenergy.search", *map(shlex.quote, mask_argv(argv))]),
+                               secrets=secrets)
     if has_password(args.storage):
         resume_command += f"  # put the password back, or give the URL in ${STORAGE_ENV}"
     return run_main(lambda: _run(args, resume_command, components_factory),

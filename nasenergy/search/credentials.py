@@ -52,6 +52,11 @@ def _mask_one(url: str) -> str:
     return f"{scheme}://{user}:{MASK}{rest[at:]}"
 
 
+MIN_SECRET_CHARS = 4
+"""Shorter secrets are not searched for by value (they would mask ordinary words); the URLs that
+carry them are still masked."""
+
+
 def mask_text(text: str, *, secrets: Iterable[str | None] = ()) -> str:
     """``text`` with the password of every URL in it replaced by ``***``, and every one of
     ``secrets`` (and its URL-decoded form) replaced too (for a password quoted oddly)."""
@@ -60,8 +65,15 @@ def mask_text(text: str, *, secrets: Iterable[str | None] = ()) -> str:
         if not secret or secret == MASK:
             continue
         for form in {secret, unquote(secret)}:
-            masked = masked.replace(form, MASK)
+            if len(form) >= MIN_SECRET_CHARS:
+                masked = masked.replace(form, MASK)
     return masked
+
+
+def mask_argv(argv: Iterable[str]) -> list[str]:
+    """Command-line arguments with the password of any URL among them masked, each argument
+    taken whole (a password holding a space or a quote is masked too)."""
+    return [_mask_one(arg) if "://" in arg else arg for arg in argv]
 
 
 def mask_url(url: str | None) -> str | None:

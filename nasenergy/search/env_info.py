@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from nasenergy.search.credentials import mask_text
+from nasenergy.search.credentials import mask_argv, mask_text
 
 _PACKAGES = ("nasenergy", "torch", "optuna", "numpy", "sqlalchemy", "nats_bench", "scikit-learn", "matplotlib")
 
@@ -68,5 +68,5 @@ def collect_env(
         "seed": seed,
         "workers": workers,
         "storage": storage,
-        "command": mask_text(" ".join(sys.argv), secrets=secrets),
+        "command": mask_text(" ".join(mask_argv(sys.argv)), secrets=secrets),
     }

@@ -29,7 +29,7 @@ from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.credentials import has_password, make_private, mask_text, password_of
+from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.objectives import objectives_for
@@ -109,7 +109,7 @@ def run_search(
     config.validate()
     out = config.out_dir
     secret = password_of(config.storage)
-    resume_command = mask_text(resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]]),
+    resume_command = mask_text(resume_command or " ".join(["python -m nasenergy.search", *mask_argv(sys.argv[1:])]),
                                secrets=[secret])
     spec = resolve_storage(config.storage, out)
     check_reachable(spec)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from fake_parts import fake_components, start_search
 from nasenergy.search import runner
 from nasenergy.search.cli import build_parser, config_from_args, main
-from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_text, mask_url, password_of
+from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, mask_url, password_of
 from nasenergy.search.storage import StorageSpec
 
 _SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%!$&'()*+,;=@:/?#[]",
@@ -112,10 +112,11 @@ def _interrupting_components(config):
     return dataclasses.replace(parts, oracle=_InterruptAfter(parts.oracle, 4))
 
 
-def test_a_run_with_a_password_writes_and_prints_none(tmp_path, fake_env, capfd, monkeypatch):
+@pytest.mark.parametrize("odd", ["", " sp'a\"ce"])
+def test_a_run_with_a_password_writes_and_prints_none(tmp_path, fake_env, capfd, monkeypatch, odd):
     """The database is a local SQLite file standing in for PostgreSQL: the URL the user gave,
     password and all, is what the command, config, report, env and messages see."""
-    secret = f"s3cret{uuid.uuid4().hex[:8]}"
+    secret = f"s3cret{uuid.uuid4().hex[:8]}{odd}"
     url = f"postgresql://nas:{secret}@db.example:5432/nas"
     db = f"sqlite:///{tmp_path / 'study.db'}"
 
@@ -179,3 +180,14 @@ def test_a_postgres_run_with_a_password_writes_and_prints_none(tmp_path, fake_en
     assert proc.returncode == 0, err
     assert "6/6 full evaluations" in out
     _assert_nothing_holds(secret, run_dir, out, err)
+
+
+def test_arguments_are_masked_whole():
+    url = "postgresql://u:sp ace'quote\"x@127.0.0.1:1/db"
+    assert mask_argv(["--storage", url, f"--storage={url}"]) == [
+        "--storage", "postgresql://u:***@127.0.0.1:1/db", "--storage=postgresql://u:***@127.0.0.1:1/db"]
+
+
+def test_a_short_password_masks_its_url_but_no_ordinary_words():
+    assert mask_text("python -m nasenergy.search --storage postgresql://u:nas@h/db", secrets=["nas"]) == (
+        "python -m nasenergy.search --storage postgresql://u:***@h/db")
