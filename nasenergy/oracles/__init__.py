@@ -20,6 +20,8 @@ from nasenergy.oracles.errors import (
     CostEstimationError,
     MetricNotAvailableError,
     MissingColumnsError,
+    NoUsableRowsError,
+    ReplaceRefusedError,
     UnknownDatasetError,
 )
 from nasenergy.oracles.evaluation import (
@@ -49,6 +51,8 @@ __all__ = [
     "Metrics",
     "MissingColumnsError",
     "NatsBenchOracle",
+    "NoUsableRowsError",
+    "ReplaceRefusedError",
     "TableOracle",
     "UnknownDatasetError",
     "cache_dir",
