@@ -45,16 +45,19 @@ def first_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def malformed_input(error: type[NasEnergyError], what: str) -> Iterator[None]:
+def malformed_input(
+    error: type[NasEnergyError], what: str, *, also: tuple[type[Exception], ...] = ()
+) -> Iterator[None]:
     """Turn a Python error raised while reading ``what`` into ``error`` with one line.
 
     A loader wraps the code that interprets the file's content in it: a value of the wrong type
     or shape then reads ``<what>: <first line of the Python error>`` instead of a traceback.
-    A `NasEnergyError` passes through unchanged.
+    A `NasEnergyError` passes through unchanged. ``also``: more exception types that mean
+    malformed input there (e.g. a library's ``AssertionError`` on a record it cannot replay).
     """
     try:
         yield
     except NasEnergyError:
         raise
-    except MALFORMED_INPUT_ERRORS as exc:
+    except (*MALFORMED_INPUT_ERRORS, *also) as exc:
         raise error(f"{what}: {type(exc).__name__}: {first_line(exc)}") from None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from nasenergy.errors import UsageError
+from nasenergy.errors import UsageError, malformed_input
 from nasenergy.search.credentials import mask_text, mask_url
 
 if TYPE_CHECKING:
@@ -172,9 +172,12 @@ def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.stor
     if spec.kind == "journal":
         from optuna.storages.journal import JournalStorage
 
-        from nasenergy.search.journal import JournalFile
+        from nasenergy.search.journal import JournalDamagedError, JournalFile
 
-        return JournalStorage(JournalFile(spec.location))
+        damaged = (f"{spec.location} holds a log Optuna cannot replay (the file is damaged; restore it from a "
+                   "copy or start a new study)")
+        with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
+            return JournalStorage(JournalFile(spec.location))
     engine_kwargs = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}

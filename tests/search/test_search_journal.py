@@ -3,12 +3,16 @@ whole logs only."""
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
+import tempfile
 from pathlib import Path
 
 import optuna
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nasenergy.search.journal import JournalDamagedError, JournalFile
 
@@ -181,3 +185,54 @@ def test_a_search_torn_mid_tell_resumes_to_the_exact_budget(tmp_path, fake_env, 
     _check_whole(tmp_path / "run" / "study.journal")
     evaluated = [r for r in load_run(tmp_path / "run").rows if r["outcome"] == "evaluated"]
     assert len(evaluated) == 5 and len({r["canonical"] for r in evaluated}) == 5  # none lost, none twice
+
+
+def test_a_log_optuna_cannot_replay_is_refused_in_one_line(tmp_path):
+    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+
+    path = tmp_path / "study.journal"
+    path.write_bytes(b'{"op_code":0}\n')  # a study created without a name
+    with pytest.raises(JournalDamagedError, match="cannot replay") as ei:
+        open_optuna_storage(resolve_storage(None, tmp_path))
+    assert "\n" not in str(ei.value)
+
+
+@functools.cache
+def _valid_journal() -> bytes:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "study.journal"
+        _write_trials(str(path), 3)
+        return path.read_bytes()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 20) | st.floats(allow_nan=True) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["op_code", "worker_id", "study_id", "trial_id", "study_name", "state", "values",
+                         "directions", "param_name", "user_attr", "x"]), inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_damaged_journal_opens_or_is_refused_in_one_line(data):
+    from nasenergy.errors import NasEnergyError
+    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+
+    lines = _valid_journal().splitlines(keepends=True)
+    at = data.draw(st.integers(0, len(lines) - 1))
+    if data.draw(st.booleans()):
+        log = json.loads(lines[at])
+        log[data.draw(st.sampled_from(sorted(log)))] = data.draw(_JSON)
+        lines[at] = json.dumps(log).encode() + b"\n"
+    else:
+        lines[at] = json.dumps(data.draw(_JSON)).encode() + b"\n"
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "study.journal").write_bytes(b"".join(lines))
+        try:
+            storage = open_optuna_storage(resolve_storage(None, Path(folder)))
+        except NasEnergyError as exc:
+            assert "\n" not in str(exc)
+            return
+        storage.get_all_studies()
