@@ -26,12 +26,15 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"error: {message} (see --help)\n")
 
 
-def run_main(body: Callable[[], int | None], *, err: TextIO | None = None) -> int:
+def run_main(
+    body: Callable[[], int | None], *, err: TextIO | None = None, mask: Callable[[str], str] | None = None
+) -> int:
     """Run a command's body and return its exit status.
 
     Args:
         body: the command; returns its exit status (``None`` counts as 0).
         err: where the ``error:`` line goes (default: stderr at the time of the call).
+        mask: applied to the error message before printing (to hide secrets).
 
     Returns:
         ``body()``'s status; a `NasEnergyError`'s ``exit_code`` after printing
@@ -41,7 +44,7 @@ def run_main(body: Callable[[], int | None], *, err: TextIO | None = None) -> in
     try:
         return int(body() or 0)
     except NasEnergyError as exc:
-        print(f"error: {exc}", file=stream)
+        print(f"error: {mask(str(exc)) if mask else exc}", file=stream)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=stream)

@@ -70,7 +70,7 @@ def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     started = time.perf_counter()
     result = install(args.source, space_name=args.space, directory=args.cache_dir,
-                     workers=args.workers, progress=_progress(err))
+                     workers=args.workers, progress=_progress(err), force=args.force)
     elapsed = time.perf_counter() - started
     data = result.data
     out.write(f"installed {data.space_name} benchmark from {data.provenance.get('source')}\n")
@@ -170,6 +170,21 @@ def _cmd_build_embedded(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
     out.write(f"built {len(built)} embedded tables from {shared} in {target} ({_human_bytes(total)})\n")
     return 0
 
+_IMPORT_DESCRIPTION = """\
+Read a benchmark source once and install it as one fast local file (a .npz written without
+pickles and read with allow_pickle=False). Tables are checked: accuracies outside [0, 100] and
+tables with no usable row are refused, naming the rows. The new file is written beside the
+installed one and renamed into place; it never replaces an installed benchmark holding more
+architectures or metrics unless --force is given.
+
+Security: the official NATS-Bench files (NATS-tss-v1_0-3ffb9*, NATS-sss-v1_0-50262*, *.pickle.pbz2)
+are Python pickles, and reading a pickle can run any code it carries. Import only files from a
+trusted source (the NATS-Bench release, https://github.com/D-X-Y/NATS-Bench) and keep them where
+others cannot write. The short hash in their names (3ffb9, 50262: five hex digits of an MD5, as
+the nats_bench package names them) is not checked, as it could not tell a genuine file from a
+forged one. Searches on the installed benchmark read only its .npz file, never a pickle.
+"""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.benchmark``."""
@@ -180,13 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     cache_help = "cache folder (default: $NASENERGY_HOME, else ~/.cache/nasenergy)"
 
-    p = sub.add_parser("import", help="install a benchmark as one fast local file")
+    p = sub.add_parser("import", help="install a benchmark as one fast local file",
+                       description=_IMPORT_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source", help="NATS-Bench folder or file, a .csv(.gz) table, or a folder of tables")
     p.add_argument("--space", choices=("tss", "sss"), default=None,
                    help="search space (default: tss for NATS-Bench, inferred for tables)")
     p.add_argument("--cache-dir", default=None, help=cache_help)
     p.add_argument("--workers", type=int, default=None,
                    help="processes reading NATS-Bench files (default: all cores)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the installed benchmark even when the new one holds fewer architectures "
+                        "or metrics (refused otherwise)")
     p.set_defaults(run=_cmd_import)
 
     p = sub.add_parser("info", help="what is installed and where")

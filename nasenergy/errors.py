@@ -7,6 +7,14 @@ a traceback for these.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MALFORMED_INPUT_ERRORS: tuple[type[Exception], ...] = (
+    TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, ZeroDivisionError,
+)
+"""What Python raises when a loader meets values of the wrong type or shape."""
+
 
 class NasEnergyError(Exception):
     """Base class of every error nasenergy raises on purpose. Its message is one clear line."""
@@ -28,3 +36,28 @@ class DataNotFoundError(NasEnergyError, FileNotFoundError):
     """A data file or folder the user pointed to (or the default) does not exist."""
 
     exit_code = 2
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type name when it has none."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+@contextmanager
+def malformed_input(
+    error: type[NasEnergyError], what: str, *, also: tuple[type[Exception], ...] = ()
+) -> Iterator[None]:
+    """Turn a Python error raised while reading ``what`` into ``error`` with one line.
+
+    A loader wraps the code that interprets the file's content in it: a value of the wrong type
+    or shape then reads ``<what>: <first line of the Python error>`` instead of a traceback.
+    A `NasEnergyError` passes through unchanged. ``also``: more exception types that mean
+    malformed input there (e.g. a library's ``AssertionError`` on a record it cannot replay).
+    """
+    try:
+        yield
+    except NasEnergyError:
+        raise
+    except (*MALFORMED_INPUT_ERRORS, *also) as exc:
+        raise error(f"{what}: {type(exc).__name__}: {first_line(exc)}") from None

@@ -119,3 +119,34 @@ def test_module_entry_point(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "schema"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "cifar10valid_valid_acc_12ep" in proc.stdout
+
+
+def _table(path: Path, n: int, value: str = "70") -> Path:
+    rows = "".join(f"{i},{value}\n" for i in range(n))
+    path.write_text("arch_index,cifar10valid_valid_acc_12ep\n" + rows)
+    return path
+
+
+def test_import_refuses_bad_tables_and_shrinking_in_one_line(tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    code, _, err = run("import", str(_table(tmp_path / "bad.csv", 4, "101")), "--cache-dir", cache)
+    assert code == 2 and err.startswith("error: ") and "row 2 (101)" in err and err.count("\n") == 1
+    code, _, err = run("import", str(_table(tmp_path / "empty.csv", 3, "")), "--cache-dir", cache)
+    assert code == 2 and "no usable row" in err and err.count("\n") == 1
+    assert not (tmp_path / "cache" / "benchmark-tss.npz").exists()
+
+    assert run("import", str(_table(tmp_path / "big.csv", 20)), "--cache-dir", cache)[0] == 0
+    code, _, err = run("import", str(_table(tmp_path / "small.csv", 5)), "--cache-dir", cache)
+    assert code == 2 and "5 architectures instead of 20" in err and "--force" in err and err.count("\n") == 1
+    code, out, err = run("import", str(tmp_path / "small.csv"), "--cache-dir", cache, "--force")
+    assert code == 0, err
+    code, out, _ = run("info", "--cache-dir", cache, "--json")
+    assert json.loads(out)["benchmarks"][0]["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 5
+
+
+def test_import_help_warns_that_nats_bench_files_are_pickles() -> None:
+    done = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "import", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "are Python pickles" in text and "trusted source" in text and "--force" in text

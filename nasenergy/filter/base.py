@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from nasenergy.errors import DataNotFoundError
+from nasenergy.errors import DataNotFoundError, first_line, malformed_input
 from nasenergy.filter.records import Decision, FilterError, Observation
 from nasenergy.measurement import Measurement
 
@@ -159,14 +159,20 @@ class UtilizationFilter(ABC):
             raise FilterError("not a saved nasenergy filter")
         if d.get("version") != FORMAT_VERSION:
             raise FilterError(f"unsupported saved filter version {d.get('version')!r}")
-        flt = UtilizationFilter.create(d["mode"], **{**d.get("options", {}), **overrides})
-        try:
-            flt._observations = [Observation.from_dict(o) for o in d.get("observations", [])]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise FilterError(f"corrupt saved filter observations: {exc}") from None
-        flt._validate_observations()
-        flt._stale = True
-        flt._restore_state(d.get("state", {}))
+        mode, options = d.get("mode"), d.get("options", {})
+        observations, state = d.get("observations", []), d.get("state", {})
+        if not isinstance(mode, str):
+            raise FilterError(f"corrupt saved filter: mode must be one of {MODES}, got {mode!r}"[:300])
+        for name, value, kind in (("options", options, dict), ("state", state, dict),
+                                  ("observations", observations, list)):
+            if not isinstance(value, kind):
+                raise FilterError(f"corrupt saved filter: {name} must be a JSON {'object' if kind is dict else 'array'}")
+        with malformed_input(FilterError, "corrupt saved filter"):
+            flt = UtilizationFilter.create(mode, **{**options, **overrides})
+            flt._observations = [Observation.from_dict(o) for o in observations]
+            flt._validate_observations()
+            flt._stale = True
+            flt._restore_state(state)
         return flt
 
     def save(self, path: str | Path) -> Path:
@@ -186,9 +192,12 @@ class UtilizationFilter(ABC):
             raise DataNotFoundError(f"no saved filter at {p}")
         try:
             d = json.loads(p.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise FilterError(f"{p} is not valid JSON: {exc}") from None
-        return UtilizationFilter.from_dict(d, **overrides)
+        except (ValueError, RecursionError) as exc:  # bad JSON, bad UTF-8, absurd nesting
+            raise FilterError(f"{p} is not valid JSON: {first_line(exc)}") from None
+        try:
+            return UtilizationFilter.from_dict(d, **overrides)
+        except FilterError as exc:
+            raise FilterError(f"{p}: {exc}") from None
 
 
 class PassThroughFilter(UtilizationFilter):

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
 
-from nasenergy.filter.records import FilterError
+from nasenergy.filter.records import FilterError, check_field
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,16 @@ class ThresholdCalibration:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ThresholdCalibration:
-        """Inverse of `to_dict`."""
+        """Inverse of `to_dict`.
+
+        Raises:
+            FilterError: not a dict, or a field missing, unknown or of the wrong type.
+        """
+        names = [f.name for f in fields(cls)]
+        if not isinstance(d, dict) or sorted(d) != sorted(names):
+            raise FilterError(f"a saved calibration must be a JSON object with exactly the fields {', '.join(names)}")
+        for f in fields(cls):
+            check_field(f"calibration {f.name}", d[f.name], str(f.type))
         return cls(**d)
 
 

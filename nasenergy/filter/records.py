@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from nasenergy.errors import UsageError
@@ -89,14 +89,65 @@ class Observation:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Observation:
-        """Inverse of `to_dict`."""
+        """Inverse of `to_dict`.
+
+        Raises:
+            FilterError: a field missing or of the wrong type.
+        """
+        if not isinstance(d, dict):
+            raise FilterError(f"a saved observation must be a JSON object, got {type(d).__name__}")
+        features = d.get("features")
+        if features is not None and not (isinstance(features, list) and all(_is_number(v) for v in features)):
+            raise FilterError("a saved observation's features must be a list of numbers")
+        for name in ("throughput_img_per_s", "energy_j_per_img"):
+            check_field(f"observation {name}", d.get(name), "float | None")
+        check_field("observation accuracy", d.get("accuracy"), "float")
         return cls(
-            measurement=Measurement.from_dict(d["measurement"]),
+            measurement=measurement_from_saved(d.get("measurement")),
             accuracy=d["accuracy"],
-            features=d.get("features"),
+            features=features,
             throughput_img_per_s=_opt_float(d.get("throughput_img_per_s")),
             energy_j_per_img=_opt_float(d.get("energy_j_per_img")),
         )
+
+
+def measurement_from_saved(d: Any) -> Measurement:
+    """A `Measurement` from its saved dict, every field checked for its type.
+
+    Raises:
+        FilterError: not a dict, a field missing, or of the wrong type.
+    """
+    if not isinstance(d, dict):
+        raise FilterError(f"a saved measurement must be a JSON object, got {type(d).__name__}")
+    for f in fields(Measurement):
+        if f.name not in d:
+            raise FilterError(f"a saved measurement lacks {f.name}")
+        check_field(f"measurement {f.name}", d[f.name], str(f.type))
+    try:
+        return Measurement.from_dict(d)
+    except ValueError as exc:
+        raise FilterError(f"bad saved measurement: {exc}") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_field(name: str, value: Any, kind: str) -> None:
+    """Raise `FilterError` unless ``value`` fits the annotation ``kind`` (as written in the source)."""
+    if value is None and kind.endswith("| None"):
+        return
+    base = kind.replace("| None", "").strip()
+    ok = {
+        "float": _is_number(value),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "str": isinstance(value, str),
+        "bool": isinstance(value, bool),
+        "tuple[int, ...]": isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+    }.get(base, True)
+    if not ok:
+        raise FilterError(f"{name} must be {base.replace('tuple[int, ...]', 'a list of integers')}, "
+                          f"got {type(value).__name__}")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from nasenergy.oracles.errors import (
     CostEstimationError,
     MetricNotAvailableError,
     MissingColumnsError,
+    NoUsableRowsError,
+    ReplaceRefusedError,
     UnknownDatasetError,
 )
 from nasenergy.oracles.embedded import EmbeddedOracle
@@ -53,6 +55,8 @@ __all__ = [
     "Metrics",
     "MissingColumnsError",
     "NatsBenchOracle",
+    "NoUsableRowsError",
+    "ReplaceRefusedError",
     "TableOracle",
     "UnknownDatasetError",
     "cache_dir",

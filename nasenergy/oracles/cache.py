@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nasenergy.errors import NasEnergyError
 from nasenergy.oracles.archs import SPACE_SIZES, check_space_name
+from nasenergy.oracles.checks import losses
 from nasenergy.oracles.cost_model import attach_rate_model
 from nasenergy.oracles.data import BenchmarkData
-from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError
+from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, ReplaceRefusedError
 from nasenergy.oracles.lookup import BenchmarkOracle
 from nasenergy.oracles.nats import locate_nats
 from nasenergy.oracles.nats_import import Progress, read_nats
@@ -82,15 +84,45 @@ class InstallResult:
 
 
 def install(path: str | Path, *, space_name: str | None = None, directory: str | Path | None = None,
-            workers: int | None = None, progress: Progress | None = None) -> InstallResult:
+            workers: int | None = None, progress: Progress | None = None, force: bool = False) -> InstallResult:
     """Import a benchmark source into the cache (replacing the space's previous file).
 
     The rate model for unrecorded costs (`nasenergy.oracles.cost_model`) is fitted here, once.
+    The file is written beside the target and renamed into place, so a failed import leaves the
+    installed file as it was.
+
+    Args:
+        force: replace an installed benchmark even when the new one holds fewer architectures
+            or metrics.
+
+    Raises:
+        ReplaceRefusedError: without ``force``, the installed benchmark holds a metric the new
+            one lacks, or more architectures for some metric.
     """
     data = read_source(path, space_name, workers=workers, progress=progress)
+    target = cache_file(data.space_name, directory)
+    if not force:
+        _refuse_shrinking(target, data)
     attach_rate_model(data)
-    target = save_benchmark(data, cache_file(data.space_name, directory))
+    target = save_benchmark(data, target)
     return InstallResult(target, data, target.stat().st_size)
+
+
+def _refuse_shrinking(target: Path, data: BenchmarkData) -> None:
+    """Raise `ReplaceRefusedError` when ``data`` would lose something the file at ``target`` holds
+    (a damaged or unreadable installed file is replaced)."""
+    if not target.is_file():
+        return
+    try:
+        old = load_benchmark(target)
+    except NasEnergyError:
+        return
+    lost = losses(old, data)
+    if lost:
+        raise ReplaceRefusedError(
+            f"not replacing {target} ({old.provenance.get('source', '?')}): the new benchmark would hold "
+            f"{'; '.join(lost)}; pass --force to replace it anyway"
+        )
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.oracles.checks import bad_accuracies, name_items
 from nasenergy.oracles.datasets import (
     EVAL_IMAGES,
     TRAIN_IMAGES,
@@ -152,7 +153,8 @@ class BenchmarkData:
         """Check names and shapes of every array.
 
         Raises:
-            CorruptBenchmarkError: an unknown dataset / split / schedule name or a wrong shape.
+            CorruptBenchmarkError: an unknown dataset / split / schedule name, a wrong shape, or
+                an accuracy outside [0, 100] %.
         """
         n = self.size
         if self.arch_strs.ndim != 1 or self.arch_strs.dtype.kind != "U":
@@ -177,8 +179,10 @@ class BenchmarkData:
 
         for key, array in self.means.items():
             check("mean", key, array, 1)
+            _check_range("mean accuracies", key, array)
         for key, array in self.trials.items():
             check("trials", key, array, 2)
+            _check_range("run accuracies", key, array)
             seeds = self.trial_seeds.get(key)
             if seeds is None or seeds.shape != array.shape:
                 raise CorruptBenchmarkError(f"benchmark runs of {'/'.join(key)} have no matching seeds")
@@ -202,6 +206,14 @@ class BenchmarkData:
                 "archs_with_recorded_cost": int((values & np.isfinite(self.cost_s(key))).sum()),
             }
         return out
+
+
+def _check_range(what: str, key: MetricKey, array: np.ndarray) -> None:
+    bad = bad_accuracies(array)
+    if bad:
+        raise CorruptBenchmarkError(
+            f"benchmark {what} of {'/'.join(key)} outside [0, 100] %: {name_items(bad, 'architecture')}"
+        )
 
 
 def _exact_or(exact: np.ndarray | None, derived: np.ndarray) -> np.ndarray:

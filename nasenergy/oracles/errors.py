@@ -37,6 +37,14 @@ class MissingColumnsError(UsageError):
     """A benchmark table lacks the columns needed (an architecture column, any accuracy column)."""
 
 
+class NoUsableRowsError(MissingColumnsError):
+    """A benchmark table, or a whole import, without one row holding a usable value."""
+
+
+class ReplaceRefusedError(UsageError):
+    """Installing would replace a benchmark with one holding fewer architectures or metrics."""
+
+
 class MetricNotAvailableError(UsageError):
     """The benchmark holds no values at all for the asked dataset, split and schedule."""
 

@@ -30,8 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nasenergy.errors import malformed_input
+from nasenergy.oracles.archs import SPACE_SIZES
 from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.errors import BenchmarkNotFoundError, CorruptBenchmarkError, GET_A_BENCHMARK
+from nasenergy.oracles.provenance import check_provenance
 
 FORMAT = "nasenergy-benchmark"
 FORMAT_VERSION = 1
@@ -67,6 +70,8 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())  # on disk before it replaces the installed file
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -87,12 +92,12 @@ def read_meta(path: str | Path) -> dict:
     try:
         with np.load(path, allow_pickle=False) as npz:
             meta = json.loads(str(npz["meta"]))
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, RecursionError) as exc:
         raise CorruptBenchmarkError(
             f"{path} is not a readable nasenergy benchmark file ({type(exc).__name__}); "
             f"re-create it with `python -m nasenergy.benchmark import`"
-        ) from exc
-    if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
+        ) from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
         raise CorruptBenchmarkError(
             f"{path} is not a version-{FORMAT_VERSION} nasenergy benchmark file; "
             f"re-create it with `python -m nasenergy.benchmark import`"
@@ -122,18 +127,33 @@ def load_benchmark(path: str | Path) -> BenchmarkData:
         raise CorruptBenchmarkError(
             f"{path} is damaged ({type(exc).__name__}); re-create it with "
             f"`python -m nasenergy.benchmark import`"
-        ) from exc
-    data = BenchmarkData(
-        space_name=str(meta["space"]),
-        arch_strs=arch_strs,
-        means=tables["mean"],  # type: ignore[arg-type]
-        trials=tables["trials"],  # type: ignore[arg-type]
-        trial_seeds=tables["seeds"],  # type: ignore[arg-type]
-        train_s=tables["train_s"],  # type: ignore[arg-type]
-        eval_s=tables["eval_s"],  # type: ignore[arg-type]
-        est_train_rate=tables["est_rate"].get(("train",)),
-        est_eval_rate=tables["est_rate"].get(("eval",)),
-        provenance=dict(meta.get("provenance", {})),
-    )
-    data.validate()
+        ) from None
+    damaged = f"{path} is damaged (re-create it with `python -m nasenergy.benchmark import`)"
+    space_name = meta.get("space")
+    if not isinstance(space_name, str) or space_name not in SPACE_SIZES:
+        raise CorruptBenchmarkError(f"{damaged}: its header names no space tss or sss")
+    provenance = check_provenance(meta.get("provenance", {}), damaged)
+    if arch_strs.shape != (SPACE_SIZES[space_name],):
+        raise CorruptBenchmarkError(
+            f"{damaged}: it lists {arch_strs.size} architectures, {space_name} has {SPACE_SIZES[space_name]}"
+        )
+    for kind, table in tables.items():
+        expected = "i" if kind == "seeds" else "f"
+        for key, array in table.items():
+            if array.dtype.kind != expected:
+                raise CorruptBenchmarkError(f"{damaged}: array {_SEP.join((kind, *key))} holds {array.dtype}")
+    with malformed_input(CorruptBenchmarkError, damaged):
+        data = BenchmarkData(
+            space_name=space_name,
+            arch_strs=arch_strs,
+            means=tables["mean"],  # type: ignore[arg-type]
+            trials=tables["trials"],  # type: ignore[arg-type]
+            trial_seeds=tables["seeds"],  # type: ignore[arg-type]
+            train_s=tables["train_s"],  # type: ignore[arg-type]
+            eval_s=tables["eval_s"],  # type: ignore[arg-type]
+            est_train_rate=tables["est_rate"].get(("train",)),
+            est_eval_rate=tables["est_rate"].get(("eval",)),
+            provenance=dict(provenance),
+        )
+        data.validate()
     return data

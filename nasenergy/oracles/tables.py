@@ -75,11 +75,13 @@ from nasenergy.errors import ArchError, UsageError
 from nasenergy.oracles.archs import check_space_name
 from nasenergy.oracles.data import BenchmarkData, EvalKey, MetricKey, TrainKey
 from nasenergy.oracles.datasets import EVAL_IMAGES, TRAIN_IMAGES, normalize_schedule
+from nasenergy.oracles.checks import accuracy_out_of_range, name_items
 from nasenergy.oracles.errors import (
     GET_A_BENCHMARK,
     BenchmarkNotFoundError,
     CorruptBenchmarkError,
     MissingColumnsError,
+    NoUsableRowsError,
     UnknownDatasetError,
 )
 
@@ -144,6 +146,11 @@ class _Contribution:
 
     def empty(self) -> bool:
         return not (self.means or self.trials or self.train_s or self.eval_s)
+
+    def has_values(self) -> bool:
+        """Whether any row gives a value (an accuracy or a time)."""
+        parts = (*self.means.values(), *self.trials.values(), *self.train_s.values(), *self.eval_s.values())
+        return any(np.isfinite(part[1]).any() for part in parts)
 
 
 class _Space:
@@ -413,15 +420,18 @@ def read_table(path: Path, space: _Space,
             f"table {path} has no arch_str or arch_index column (see `python -m nasenergy.benchmark "
             f"schema`)"
         )
+    _check_accuracies(path, header, rows)
     if "dataset" in header and ("hp" in header or "epochs" in header):
         contribution = _read_long(path, header, rows, space)
     else:
         contribution = _read_wide(path, header, rows, space)
-    if contribution.empty() and not contribution.ignored:
+    if contribution.empty() and not contribution.ignored and not (rows and _schema_columns(header)):
         raise MissingColumnsError(
             f"table {path} has no accuracy or time column of the schema, e.g. "
             f"cifar10valid_valid_acc_12ep (see `python -m nasenergy.benchmark schema`)"
         )
+    if not contribution.has_values() and not contribution.ignored:
+        raise NoUsableRowsError(f"table {path} has no usable row: {_why_unusable(header, rows, space)}")
     return contribution
 
 
@@ -433,6 +443,41 @@ def _table_space(header: list[str], rows: list[list[str]]) -> str | None:
         return None
     text = rows[0][header.index("arch_str")].strip()
     return "sss" if ":" in text and "|" not in text else "tss"
+
+def _is_accuracy_column(name: str) -> bool:
+    return bool(_WIDE_ACC.match(name) or _LONG_ACC.match(name))
+
+
+def _schema_columns(header: list[str]) -> list[str]:
+    """The columns of ``header`` that give values (accuracies or times)."""
+    times = (_WIDE_TRAIN, _WIDE_EVAL, _LONG_EVAL)
+    return [name for name in header if _is_accuracy_column(name) or any(t.match(name) for t in times)
+            or name in ("train_all_time_s", "train_time_per_epoch_s")]
+
+
+def _why_unusable(header: list[str], rows: list[list[str]], space: _Space) -> str:
+    if not rows:
+        return "it has a header and no data rows"
+    if "space" in header:
+        return f"none of its {len(rows)} rows (rows 2-{len(rows) + 1}) gives a value for {space.name}"
+    return f"none of its {len(rows)} rows (rows 2-{len(rows) + 1}) gives an accuracy or a time"
+
+
+def _check_accuracies(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    """Refuse accuracies outside [0, 100] %, naming the rows.
+
+    Raises:
+        CorruptBenchmarkError: an accuracy column holds a value outside [0, 100].
+    """
+    for c, name in enumerate(header):
+        if not _is_accuracy_column(name):
+            continue
+        bad = [(i + 2, float(r[c])) for i, r in enumerate(rows)
+               if r[c].strip() and _is_float(r[c]) and accuracy_out_of_range(float(r[c]))]
+        if bad:
+            raise CorruptBenchmarkError(
+                f"table {path}: column {name} holds accuracies outside [0, 100] %: {name_items(bad, 'row')}"
+            )
 
 
 def _infer_space(contents: list[tuple[list[str], list[list[str]]]]) -> str:
@@ -504,6 +549,11 @@ def read_table_files(files: Sequence[Path], space_name: str | None = None, *,
                                   f"(see `python -m nasenergy.benchmark schema`)")
     usable.sort(key=lambda c: (not c.seeded, c.file))
     data = _merge(usable, space)
+    if not any(np.isfinite(v).any() for v in (*data.means.values(), *data.trials.values())):
+        raise NoUsableRowsError(
+            f"no row of {path} gives an accuracy (only times: {', '.join(Path(c.file).name for c in usable)}); "
+            "an accuracy benchmark needs at least one accuracy column with values"
+        )
     data.provenance.update({
         "kind": "tables",
         "source": str(Path(source).resolve()),

@@ -5,7 +5,8 @@ share of a study), `pipeline` (a worker's loop over candidates), `claims` (the e
 workers), `storage` (journal file or shared database) and `journal` (the journal file), `study`
 (the Optuna study, samplers, start-up repairs), `run_files` and `trial_record` (what a run leaves
 behind), `objectives` (the objectives and the hypervolume convention), `coverage` (a partial
-recorded profile), `progress`, `locks`, `env_info`, `components`.
+recorded profile), `credentials` (storage passwords, masked everywhere), `progress`, `locks`,
+`env_info`, `components`.
 Nothing heavy is imported until a search runs.
 """
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
@@ -10,6 +11,7 @@ from collections.abc import Callable, Sequence
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.search.config import (
     DATASETS,
     DEFAULT_PATIENCE,
@@ -44,6 +46,10 @@ examples:
   python -m nasenergy.search --budget 50 --objectives accuracy,energy --filter none --out runs/try
   python -m nasenergy.search --budget 500 --storage postgresql://user@db-host:5432/nas --study-name big
       (start the same command on every machine: the workers share the study and its budget)
+  NASENERGY_STORAGE=postgresql://user:PASSWORD@db-host:5432/nas python -m nasenergy.search --budget 500
+      (a URL with a password is best given in $NASENERGY_STORAGE: it then shows in neither the shell
+      history nor the process list; a password is never written or printed, and the run folder is
+      made readable by its owner only)
 """
 
 
@@ -117,7 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="base seed; the k-th worker to join the study samples with seed+k (default %(default)s)")
     run.add_argument("--storage", metavar="URL", default=None,
                      help="database shared by workers on several machines, e.g. "
-                          "postgresql://user@host:5432/db (default: a journal file in the run folder)")
+                          f"postgresql://user@host:5432/db (default: ${STORAGE_ENV} if set, else a journal file "
+                          "in the run folder); its password is masked in every file and message")
     run.add_argument("--study-name", default=None,
                      help="Optuna study name (default <space>-<dataset>-<sampler>-seed<seed>)")
     run.add_argument("--out", metavar="DIR", default=None, help="run folder (default runs/<study-name>)")
@@ -163,7 +170,7 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
         allow_clock_control=args.allow_clock_control,
         sampler=args.sampler,
         seed=args.seed,
-        storage=args.storage,
+        storage=args.storage if args.storage is not None else (os.environ.get(STORAGE_ENV) or None),
         study_name=args.study_name,
         out=args.out,
         workers=args.workers,
@@ -178,8 +185,13 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
     """Run the command; returns its exit status (0 done, 1 failure, 2 bad input, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
-    return run_main(lambda: _run(args, resume_command, components_factory))
+    secrets = [password_of(args.storage), password_of(os.environ.get(STORAGE_ENV))]
+    resume_command = mask_text(" ".join(["python -m nasenergy.search", *map(shlex.quote, mask_argv(argv))]),
+                               secrets=secrets)
+    if has_password(args.storage):
+        resume_command += f"  # put the password back, or give the URL in ${STORAGE_ENV}"
+    return run_main(lambda: _run(args, resume_command, components_factory),
+                    mask=lambda text: mask_text(text, secrets=secrets))
 
 
 def _run(args: argparse.Namespace, resume_command: str, components_factory: ComponentsFactory) -> int:

@@ -94,7 +94,7 @@ class SearchConfig:
         sampler: ``tpe``, ``nsga2`` or ``random``.
         seed: the base seed of the samplers (worker k of the study uses ``seed + k``).
         storage: an RDB URL shared by workers (``postgresql://...``); ``None`` for the local
-            journal file in the run folder.
+            journal file in the run folder. Its password is never written (`public_dict`).
         study_name: the Optuna study name; ``None`` derives one from the settings.
         out: the run folder; ``None`` means ``runs/<study name>``.
         workers: worker processes this command starts.
@@ -217,6 +217,14 @@ class SearchConfig:
         d["objectives"] = list(self.objectives)
         d["study_name"] = self.resolved_study_name
         d["out"] = str(self.out_dir)
+        return d
+
+    def public_dict(self) -> dict[str, Any]:
+        """`to_dict` with the storage URL's password masked: what ``config.json`` holds."""
+        from nasenergy.search.credentials import mask_url
+
+        d = self.to_dict()
+        d["storage"] = mask_url(self.storage)
         return d
 
     def study_defining(self) -> dict[str, Any]:

@@ -6,7 +6,10 @@ import importlib.metadata
 import platform
 import socket
 import sys
+from collections.abc import Iterable
 from typing import Any
+
+from nasenergy.search.credentials import mask_argv, mask_text
 
 _PACKAGES = ("nasenergy", "torch", "optuna", "numpy", "sqlalchemy", "nats_bench", "scikit-learn", "matplotlib")
 
@@ -45,13 +48,16 @@ def gpu_info() -> dict[str, Any]:
             pass
 
 
-def collect_env(*, seed: int, workers: dict[str, dict[str, Any]], storage: str) -> dict[str, Any]:
+def collect_env(
+    *, seed: int, workers: dict[str, dict[str, Any]], storage: str, secrets: Iterable[str | None] = ()
+) -> dict[str, Any]:
     """The ``env.json`` document.
 
     Args:
         seed: the run's base seed (worker of rank k samples with ``seed + k``).
         workers: worker id -> what it recorded about itself (rank, seed, pid, parts).
         storage: the storage, printable (password masked).
+        secrets: strings masked in the recorded command line (beside any URL's password).
     """
     return {
         "python": sys.version.split()[0],
@@ -62,5 +68,5 @@ def collect_env(*, seed: int, workers: dict[str, dict[str, Any]], storage: str) 
         "seed": seed,
         "workers": workers,
         "storage": storage,
-        "command": " ".join(sys.argv),
+        "command": mask_text(" ".join(mask_argv(sys.argv)), secrets=secrets),
     }

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import DataNotFoundError, UsageError
-from nasenergy.search.objectives import SearchObjective, front_mask, objectives_for, points_of
+from nasenergy.errors import DataNotFoundError, UsageError, first_line
+from nasenergy.search.credentials import PRIVATE_FILE_MODE
+from nasenergy.search.objectives import OBJECTIVES, SearchObjective, front_mask, objectives_for, points_of
 
 CANDIDATES_CSV = "candidates.csv"
 FRONT_CSV = "pareto_front.csv"
@@ -174,18 +175,30 @@ def _parse(value: str, kind: str) -> Any:
     if value == "":
         return None
     if kind == "int":
-        return int(float(value))
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError(f"{value!r} is not an integer")
+        return int(number)
     if kind == "float":
         return float(value)
     if kind == "bool":
+        if value.lower() not in ("true", "false"):
+            raise ValueError(f"{value!r} is not true or false")
         return value.lower() == "true"
     return value
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half)."""
+def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half).
+
+    With ``private``, the file is readable and writable by its owner only (mode 0600) from the
+    moment it exists."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
+    with os.fdopen(fd, "w") as f:
+        if private:
+            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
+        f.write(text)
     tmp.replace(path)
 
 
@@ -208,21 +221,59 @@ def read_candidates(path: Path) -> list[dict[str, Any]]:
     """
     if not path.is_file():
         raise DataNotFoundError(f"{path} does not exist")
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        if "trial_number" not in header or "outcome" not in header:
-            raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
-        return [{k: _parse(v or "", CANDIDATE_COLUMNS.get(k, "str")) for k, v in row.items()} for row in reader]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            if "trial_number" not in header or "outcome" not in header:
+                raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
+            return [_typed_row(path, reader.line_num, row) for row in reader]
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise UsageError(f"{path} is not a readable CSV file: {type(exc).__name__}: {first_line(exc)}") from None
+
+
+def _typed_row(path: Path, line: int, row: dict[str | None, Any]) -> dict[str, Any]:
+    """One candidates row, typed; raises `UsageError` naming the line and column."""
+    if None in row:
+        raise UsageError(f"{path}, line {line}: more fields than the header has")
+    typed = {}
+    for column, text in row.items():
+        kind = CANDIDATE_COLUMNS.get(str(column), "str")
+        try:
+            typed[str(column)] = _parse(text or "", kind)
+        except ValueError:
+            raise UsageError(f"{path}, line {line}, column {column}: {str(text)[:40]!r} is not {_KIND_TEXT[kind]}") from None
+    if typed.get("trial_number") is None:
+        raise UsageError(f"{path}, line {line}: trial_number is empty")
+    return typed
+
+
+_KIND_TEXT = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "text"}
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    """A JSON object file (``{}`` when missing)."""
     if not path.is_file():
         return {}
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path} is not valid JSON: {exc}") from None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # unreadable, bad UTF-8 or bad JSON
+        raise UsageError(f"{path} is not valid JSON: {first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _check_config(path: Path, config: dict[str, Any]) -> None:
+    """The fields of ``config.json`` a reader uses must have their types."""
+    objectives = config.get("objectives", ())
+    if not (isinstance(objectives, list) and objectives and all(isinstance(o, str) and o in OBJECTIVES
+                                                                 for o in objectives)):
+        if "objectives" in config:
+            raise UsageError(f"{path}: objectives must be a non-empty list of {', '.join(OBJECTIVES)}")
+    name = config.get("study_name")
+    if name is not None and not isinstance(name, str):
+        raise UsageError(f"{path}: study_name must be text")
 
 
 def load_run(run_dir: str | Path) -> RunRecord:
@@ -230,24 +281,28 @@ def load_run(run_dir: str | Path) -> RunRecord:
 
     Raises:
         DataNotFoundError: the folder or its ``candidates.csv`` is missing.
+        UsageError: a file that is malformed, with a one-line message naming it.
     """
     d = Path(run_dir)
     if not d.is_dir():
         raise DataNotFoundError(f"run folder {d} does not exist")
     rows = read_candidates(d / CANDIDATES_CSV)
-    return RunRecord(d, _read_json(d / CONFIG_JSON), rows, _read_json(d / ENV_JSON))
+    config = _read_json(d / CONFIG_JSON)
+    _check_config(d / CONFIG_JSON, config)
+    return RunRecord(d, config, rows, _read_json(d / ENV_JSON))
 
 
-def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
-    """Number the evaluations, mark the front and write both CSV files."""
+def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
+                 private: bool = False) -> None:
+    """Number the evaluations, mark the front and write both CSV files (mode 0600 if ``private``)."""
     number_evaluations(rows)
     mark_front(rows, objectives)
     cols = list(CANDIDATE_COLUMNS)
-    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols))
+    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols), private=private)
     front = sorted((r for r in rows if r["on_front"]), key=lambda r: -(r.get("accuracy_pct") or 0.0))
-    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols))
+    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols), private=private)
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """``data`` as indented JSON, atomically."""
-    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+def write_json(path: Path, data: Mapping[str, Any], *, private: bool = False) -> None:
+    """``data`` as indented JSON, atomically (mode 0600 if ``private``)."""
+    write_text_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", private=private)

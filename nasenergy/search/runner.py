@@ -29,6 +29,7 @@ from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
+from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.objectives import objectives_for
@@ -107,13 +108,18 @@ def run_search(
     """
     config.validate()
     out = config.out_dir
-    resume_command = resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]])
+    secret = password_of(config.storage)
+    resume_command = mask_text(resume_command or " ".join(["python -m nasenergy.search", *mask_argv(sys.argv[1:])]),
+                               secrets=[secret])
     spec = resolve_storage(config.storage, out)
     check_reachable(spec)
     # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
     # is touched. Several workers build their own, in their processes.
     components = components_factory(config) if config.workers == 1 else None
     exclusive = spec.kind == "journal"
+    private = has_password(config.storage)
+    if private:
+        make_private(out)
     with RunFolderLock(out) as lock:
         if exclusive:
             lock.acquire_exclusive()
@@ -129,7 +135,7 @@ def run_search(
             if exclusive:
                 claims.expire_all_leases()
             close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=exclusive)
-            run_files.write_json(out / run_files.CONFIG_JSON, config.to_dict())
+            run_files.write_json(out / run_files.CONFIG_JSON, config.public_dict(), private=private)
             if exclusive:
                 lock.acquire_shared()  # let this run's worker processes in, keep other runs out
             progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
@@ -281,7 +287,7 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     try:
         run_worker(config, spec, factory(config), stop=stop, parent_pid=parent_pid)
     except NasEnergyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {mask_text(str(exc), secrets=[password_of(config.storage)])}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -326,16 +332,22 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     from nasenergy.report import render_report
 
     out = config.out_dir
+    private = has_password(config.storage)
+    secrets = [password_of(config.storage)]
     objectives = objectives_for(config.objectives)
     rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
-    run_files.write_tables(out, rows, objectives)
+    run_files.write_tables(out, rows, objectives, private=private)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
-    env = collect_env(seed=config.seed, workers=workers, storage=spec.display)
+    env = collect_env(seed=config.seed, workers=workers, storage=spec.display, secrets=secrets)
     if stop_reason is not None:
         env["stop_reason"] = stop_reason
-    run_files.write_json(out / run_files.ENV_JSON, env)
-    record = run_files.RunRecord(out, config.to_dict(), rows, env)
-    report = render_report(record, resume_command=resume_command, dashboard_command=spec.dashboard_command())
-    run_files.write_text_atomic(out / run_files.REPORT_MD, report)
+    run_files.write_json(out / run_files.ENV_JSON, env, private=private)
+    record = run_files.RunRecord(out, config.public_dict(), rows, env)
+    report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),
+                           dashboard_command=spec.dashboard_command())
+    run_files.write_text_atomic(out / run_files.REPORT_MD, report, private=private)
     names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
-    return [out / n for n in names] + draw_run(record)
+    plots = draw_run(record)
+    if private:
+        make_private(out, plots)
+    return [out / n for n in names] + plots

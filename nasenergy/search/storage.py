@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from nasenergy.errors import UsageError
+from nasenergy.errors import UsageError, malformed_input
+from nasenergy.search.credentials import mask_text, mask_url
 
 if TYPE_CHECKING:
     import optuna
@@ -86,7 +87,7 @@ def normalize_url(url: str) -> str:
         parsed = make_url(url)
     except ArgumentError:
         raise StorageError(
-            f"--storage: {url!r} is not a database URL; use postgresql://user@host:port/dbname"
+            f"--storage: {mask_url(url)!r} is not a database URL; use postgresql://user@host:port/dbname"
         ) from None
     backend = parsed.get_backend_name()
     if backend not in _SCHEMES:
@@ -112,9 +113,9 @@ def mask_password(url: str) -> str:
     from sqlalchemy.exc import ArgumentError
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        return mask_text(make_url(url).render_as_string(hide_password=True))
     except ArgumentError:
-        return url
+        return mask_text(url)
 
 
 def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
@@ -134,11 +135,19 @@ def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
             conn.execute(sa.text("SELECT 1"))
     except sa.exc.SQLAlchemyError as exc:
         first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()
-        raise StorageError(
-            f"--storage: cannot connect to {spec.display}: {first[0] if first else type(exc).__name__}"
-        ) from None
+        reason = mask_text(first[0], secrets=[_password(spec.location)]) if first else type(exc).__name__
+        raise StorageError(f"--storage: cannot connect to {spec.display}: {reason}") from None
     finally:
         engine.dispose()
+
+
+def _password(url: str) -> str | None:
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).password
+    except Exception:  # noqa: BLE001 - an unparsable URL has no password to hide beyond the text's
+        return None
 
 
 def clear_stale_journal_lock(spec: StorageSpec) -> None:
@@ -163,9 +172,12 @@ def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.stor
     if spec.kind == "journal":
         from optuna.storages.journal import JournalStorage
 
-        from nasenergy.search.journal import JournalFile
+        from nasenergy.search.journal import JournalDamagedError, JournalFile
 
-        return JournalStorage(JournalFile(spec.location))
+        damaged = (f"{spec.location} holds a log Optuna cannot replay (the file is damaged; restore it from a "
+                   "copy or start a new study)")
+        with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
+            return JournalStorage(JournalFile(spec.location))
     engine_kwargs = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}

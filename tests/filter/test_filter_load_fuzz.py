@@ -1,0 +1,139 @@
+"""`UtilizationFilter.load` on malformed files: a `FilterError` of one line, never a Python error.
+
+Saved filters of every mode are mutated at a random place (a value replaced by arbitrary JSON, or
+a key removed); the loaded filter must also still decide without a Python error."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nasenergy.errors import NasEnergyError
+from nasenergy.filter import (
+    DominanceFilter,
+    FilterError,
+    PassThroughFilter,
+    ThresholdFilter,
+    UtilizationFilter,
+    synthetic_observations,
+)
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@functools.cache
+def _saved() -> tuple[dict[str, Any], ...]:
+    obs = synthetic_observations(14, seed=1)
+    filters = [
+        ThresholdFilter(target_recall=0.8, min_fit=5).fit(obs),
+        DominanceFilter(min_fit=5, n_folds=3, estimator_params={"n_estimators": 5}),
+        PassThroughFilter().fit(obs[:3]),
+    ]
+    dominance = filters[1]
+    for o in obs:
+        dominance.observe(o.measurement, o.accuracy)
+    dominance.admit(obs[0].measurement, np.array([[90.0, 1e5, 1e-4]]))  # fits its model
+    return tuple(f.to_dict() for f in filters)
+
+
+def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:3]):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _mutate(doc: dict, path: tuple, value: Any, delete: bool) -> Any:
+    if not path:
+        return value
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return doc
+
+
+def _load_text(text: str) -> UtilizationFilter:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "filter.json"
+        path.write_text(text)
+        return UtilizationFilter.load(path)
+
+
+def _check_usable_or_refused(text: str) -> None:
+    try:
+        flt = _load_text(text)
+    except NasEnergyError as exc:
+        assert isinstance(exc, FilterError) and "\n" not in str(exc)
+        return
+    measurement = synthetic_observations(1, seed=5)[0].measurement
+    try:
+        flt.admit(measurement, np.array([[90.0, 1e5, 1e-4]]))
+    except NasEnergyError as exc:
+        assert "\n" not in str(exc)
+
+
+@FUZZ
+@given(data=st.data())
+def test_a_mutated_saved_filter_loads_or_is_refused_in_one_line(data):
+    doc = copy.deepcopy(data.draw(st.sampled_from(_saved())))
+    path = data.draw(st.sampled_from(_paths(doc)))
+    mutated = _mutate(doc, path, data.draw(JSON_VALUES), data.draw(st.booleans()))
+    _check_usable_or_refused(json.dumps(mutated))
+
+
+@FUZZ
+@given(value=JSON_VALUES)
+def test_any_json_document_loads_or_is_refused_in_one_line(value):
+    _check_usable_or_refused(json.dumps(value))
+
+
+@FUZZ
+@given(raw=st.binary(max_size=200))
+def test_any_bytes_are_refused_in_one_line(raw):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "filter.json"
+        path.write_bytes(raw)
+        try:
+            UtilizationFilter.load(path)
+        except NasEnergyError as exc:
+            assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"mode": []}, "mode must be one of"),
+        ({"mode": "other"}, "unknown filter mode"),
+        ({"options": [1]}, "options must be a JSON object"),
+        ({"observations": {}}, "observations must be a JSON array"),
+        ({"state": {"calibration": {"threshold": "high"}}}, "calibration"),
+    ],
+)
+def test_named_malformations(change, needle):
+    doc = {**copy.deepcopy(_saved()[0]), **change}
+    with pytest.raises(FilterError, match=needle) as ei:
+        _load_text(json.dumps(doc))
+    assert "\n" not in str(ei.value) and "filter.json" in str(ei.value)
