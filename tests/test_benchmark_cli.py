@@ -94,3 +94,13 @@ def test_module_entry_point(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "schema"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "cifar10valid_valid_acc_12ep" in proc.stdout
+
+
+def test_info_with_nothing_installed_exits_non_zero(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "NASENERGY_HOME": str(tmp_path / "empty"), "TORCH_HOME": str(tmp_path / "torch")}
+    done = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "info"], capture_output=True, text=True,
+                          env=env, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "no benchmark installed" in done.stderr

@@ -24,6 +24,7 @@ from nasenergy.search.config import (
     SearchConfig,
     parse_objectives,
 )
+from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
 
 _DEFAULTS = SearchConfig()
 
@@ -44,7 +45,8 @@ examples:
   python -m nasenergy.search --budget 50 --objectives accuracy,energy --filter none --out runs/try
   python -m nasenergy.search --budget 500 --storage postgresql://user@db-host:5432/nas --study-name big
       (start the same command on every machine: the workers share the study and its budget)
-"""
+
+""" + EXIT_STATUS_HELP
 
 
 def _int_at_least(minimum: int, described: str) -> Callable[[str], int]:
@@ -86,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
                           "'python -m nasenergy.benchmark import')")
+    how.add_argument("--search-metric", metavar="SPLIT/EPOCHS", default=_DEFAULTS.search_metric,
+                     help="the benchmark accuracy searched on: split (x-valid, x-test, ori-test, valid, test) and "
+                          "training epochs, e.g. test/200 (default %(default)s, NATS-Bench's search metric)")
     how.add_argument("--estimate", choices=ESTIMATES, default=_DEFAULTS.estimate,
                      help="training cost of benchmark cells without a recorded time: auto, fit (rate model "
                           "fitted to the recorded times), device (timed training steps on this machine), none "
@@ -152,6 +157,7 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
         dataset=args.dataset,
         objectives=parse_objectives(args.objectives),
         benchmark=args.benchmark,
+        search_metric=args.search_metric,
         estimate=args.estimate,
         hardware=args.hardware,
         precision=args.precision,
@@ -174,7 +180,8 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
 
 
 def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFactory = build_components) -> int:
-    """Run the command; returns its exit status (0 done, 1 failure, 2 bad input, 130 interrupted)."""
+    """Run the command; returns its exit status (`nasenergy.search.exit_codes`: 0 done, 1 failure,
+    2 bad input, 3 candidate cap, 4 stalled, 5 exhausted, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
@@ -207,20 +214,20 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
     if summary.stop_reason == "max_candidates":
         print(
-            f"warning: stopped at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
+            f"stopped: at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
             f"of {summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
             file=sys.stderr,
         )
     if summary.stop_reason == "stalled":
         print(
-            f"warning: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
+            f"stopped: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
             f"{summary.candidates} candidates with {summary.evaluated} of {summary.budget} full evaluations ({counts}); "
             "raise --patience (0 turns the guard off), loosen the filter or lower --budget",
             file=sys.stderr,
         )
     if summary.stop_reason == "exhausted":
         print(
-            f"warning: every network the recorded profile holds has been seen, and only {summary.evaluated} of "
+            f"stopped: every network the recorded profile holds has been seen, and only {summary.evaluated} of "
             f"{summary.budget} full evaluations were possible ({counts}: the filter skipped the rest); lower "
             "--budget, loosen the filter (--target-recall, --filter none) or measure on a GPU (--hardware cuda)",
             file=sys.stderr,
@@ -231,4 +238,4 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
             f"{summary.candidates} candidates; report: {summary.out_dir / 'report.md'}\n"
             f"browse the study: {summary.dashboard_command}"
         )
-    return 0
+    return exit_code_for(summary.stop_reason)

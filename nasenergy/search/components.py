@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
-from nasenergy.search.config import SearchConfig
+from nasenergy.search.config import SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 
 OptimalClockFn = Callable[[Any, Measurement], Any]
@@ -271,6 +271,15 @@ def _check_recorded_setting(meter: Any, config: SearchConfig, space: Any) -> Non
                          f"input {wanted[2]}; it has: {have}")
 
 
+def search_metrics(config: SearchConfig) -> Any:
+    """The oracle's metrics: ``--search-metric`` (one training run picked at random, as NATS-Bench's
+    simulated search does) and NATS-Bench's report metric of the space."""
+    from nasenergy.oracles.evaluation import Metrics, MetricSpec, default_metrics
+
+    split, epochs = parse_search_metric(config.search_metric)
+    return Metrics(search=MetricSpec(split, epochs, "random"), report=default_metrics(config.space).report)
+
+
 def build_components(config: SearchConfig) -> Components:
     """The default parts for ``config``: the selected meter, the oracle of ``--benchmark`` (or the
     installed benchmark), the DVFS step and the utilization filter with the matching energy bound.
@@ -288,7 +297,8 @@ def build_components(config: SearchConfig) -> Components:
     _check_recorded_setting(meter, config, space)
     coverage = profile_coverage(meter, space, config)
     check_budget_reachable(config, coverage)
-    oracle = load_oracle(config.benchmark, space, seed=config.seed, estimate=config.estimate)
+    oracle = load_oracle(config.benchmark, space, metrics=search_metrics(config), seed=config.seed,
+                         estimate=config.estimate)
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
     describe = {

@@ -31,6 +31,7 @@ from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
+from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled
 from nasenergy.search.progress import Progress
@@ -113,6 +114,8 @@ def run_search(
     # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
     # is touched. Several workers build their own, in their processes.
     components = components_factory(config) if config.workers == 1 else None
+    if components is not None:
+        check_search_metric(components.oracle, config.dataset)
     exclusive = spec.kind == "journal"
     with RunFolderLock(out) as lock:
         if exclusive:
