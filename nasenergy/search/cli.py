@@ -92,9 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the benchmark accuracy searched on: split (x-valid, x-test, ori-test, valid, test) and "
                           "training epochs, e.g. test/200 (default %(default)s, NATS-Bench's search metric)")
     how.add_argument("--estimate", choices=ESTIMATES, default=_DEFAULTS.estimate,
-                     help="training cost of benchmark cells without a recorded time: auto, fit (rate model "
-                          "fitted to the recorded times), device (timed training steps on this machine), none "
-                          "(0 s, labelled unknown) (default %(default)s)")
+                     help="training cost of benchmark cells without a recorded time: fit (rate model "
+                          "fitted to the recorded times), device (timed training steps on this machine: minutes per "
+                          "network on a CPU), none (0 s, labelled unknown), auto (fit where the benchmark records "
+                          "enough times, else none; never trains) (default %(default)s)")
     how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
