@@ -25,6 +25,7 @@ from nasenergy.search.config import (
     parse_objectives,
 )
 from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
+from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 
 _DEFAULTS = SearchConfig()
 
@@ -82,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--space", choices=SPACES, default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
     what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
-    what.add_argument("--objectives", type=str, default=",".join(_DEFAULTS.objectives),
-                      help="comma-separated subset of accuracy,throughput,energy (default %(default)s)")
+    what.add_argument("--objectives", type=str, default=None,
+                      help=f"comma-separated subset of accuracy,throughput,energy (default {','.join(_DEFAULTS.objectives)}; "
+                           "accuracy,throughput on the CPU meter, which has no energy counter)")
     how = p.add_argument_group("how candidates are scored")
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
@@ -99,9 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
-    how.add_argument("--precision", choices=PRECISIONS, default=_DEFAULTS.precision, help="default %(default)s")
-    how.add_argument("--batch-size", type=_positive_int, default=_DEFAULTS.batch_size,
-                     help="images per forward pass when measuring (default %(default)s)")
+    how.add_argument("--precision", choices=PRECISIONS, default=None,
+                     help=f"default {_DEFAULTS.precision}; {CPU_PRECISION} on the CPU meter")
+    how.add_argument("--batch-size", type=_positive_int, default=None,
+                     help=f"images per forward pass when measuring (default {_DEFAULTS.batch_size}; {CPU_BATCH_SIZE} on "
+                          "the CPU meter)")
     how.add_argument("--filter", choices=FILTERS, default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
     how.add_argument("--target-recall", type=float, default=None,
@@ -146,23 +150,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> SearchConfig:
-    """The `SearchConfig` of parsed arguments (validated).
+def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -> SearchConfig:
+    """The `SearchConfig` of parsed arguments (validated), with the precision, batch size and
+    objectives not given fitted to the meter (`nasenergy.search.machine_defaults`).
+
+    Args:
+        args: the parsed arguments.
+        notes: receives one line per setting fitted to the meter (to print before the search).
 
     Raises:
-        UsageError: a bad value.
+        UsageError: a bad value, or one the meter cannot measure.
     """
+    objectives = None if args.objectives is None else parse_objectives(args.objectives)
+    fitted = fit_to_meter(resolved_meter_kind(args.hardware), precision=args.precision, batch_size=args.batch_size, objectives=objectives)
+    if notes is not None:
+        notes.extend(fitted.notes)
     return SearchConfig(
         budget=args.budget,
         space=args.space,
         dataset=args.dataset,
-        objectives=parse_objectives(args.objectives),
+        objectives=fitted.objectives,
         benchmark=args.benchmark,
         search_metric=args.search_metric,
         estimate=args.estimate,
         hardware=args.hardware,
-        precision=args.precision,
-        batch_size=args.batch_size,
+        precision=fitted.precision,
+        batch_size=fitted.batch_size,
         filter=args.filter,
         target_recall=args.target_recall,
         dvfs=args.dvfs,
@@ -195,7 +208,10 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
     from nasenergy.search.runner import run_search
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
-    config = config_from_args(args)
+    notes: list[str] = []
+    config = config_from_args(args, notes)
+    for note in notes:
+        print(note, file=sys.stderr)
     try:
         summary = run_search(config, components_factory=components_factory, resume_command=resume_command)
     except KeyboardInterrupt:  # a Ctrl-C outside the workers' handling (start-up, writing files)

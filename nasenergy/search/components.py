@@ -287,13 +287,17 @@ def build_components(config: SearchConfig) -> Components:
     Raises:
         UsageError: a setting the meter, the profile's coverage or the DVFS step cannot serve.
     """
+    from nasenergy.hardware.cpu_meter import CpuMeter
     from nasenergy.hardware.select import select_meter
+    from nasenergy.search.machine_defaults import check_meter_serves
     from nasenergy.oracles import load_oracle
     from search_spaces import get_space
 
     space = get_space(config.space)
     announce = None if config.quiet else (lambda line: print(line, file=sys.stderr))
     meter = select_meter(config.hardware, space=space, announce=announce)
+    if isinstance(meter, CpuMeter):
+        check_meter_serves("cpu", config)
     _check_recorded_setting(meter, config, space)
     coverage = profile_coverage(meter, space, config)
     check_budget_reachable(config, coverage)
@@ -306,7 +310,7 @@ def build_components(config: SearchConfig) -> Components:
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else step.source,
     }
-    if config.filter == "dominance":
+    if config.filter == "dominance" and "energy" in config.objectives:
         describe["filter energy bound"] = bound.label
     if announce is not None and coverage is not None and not coverage.complete:
         announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")
