@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
@@ -24,7 +24,10 @@ from nasenergy.search.config import (
     SearchConfig,
     parse_objectives,
 )
+from nasenergy.search.dashboard import dashboard_hint
+from nasenergy.search.env_info import shell_command
 from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
+from nasenergy.search.front_table import front_table
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 
 _DEFAULTS = SearchConfig()
@@ -198,7 +201,7 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
     2 bad input, 3 candidate cap, 4 stalled, 5 exhausted, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    resume_command = " ".join(["python -m nasenergy.search", *map(shlex.quote, argv)])
+    resume_command = shell_command(argv)
     return run_main(lambda: _run(args, resume_command, components_factory))
 
 
@@ -253,6 +256,18 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(
             f"{summary.study_name}: {summary.evaluated}/{summary.budget} full evaluations over "
             f"{summary.candidates} candidates; report: {summary.out_dir / 'report.md'}\n"
-            f"browse the study: {summary.dashboard_command}"
+            f"browse the study: {dashboard_hint(summary.dashboard_command)}"
         )
+        _print_front(summary.out_dir)
     return exit_code_for(summary.stop_reason)
+
+
+def _print_front(out_dir: Path) -> None:
+    """The run's Pareto front as a short table (the end of the terminal output)."""
+    from nasenergy.search.run_files import load_run
+
+    record = load_run(out_dir)
+    lines = front_table(record.front, record.objectives)
+    if lines:
+        print(f"Pareto front ({len(record.front)} of {len(record.evaluated)} evaluated networks):")
+        print("\n".join(f"  {line}" for line in lines))

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import shlex
 import socket
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 _PACKAGES = ("nasenergy", "torch", "optuna", "numpy", "sqlalchemy", "nats_bench", "scikit-learn", "matplotlib")
@@ -45,13 +47,21 @@ def gpu_info() -> dict[str, Any]:
             pass
 
 
-def collect_env(*, seed: int, workers: dict[str, dict[str, Any]], storage: str) -> dict[str, Any]:
+def shell_command(args: Sequence[str]) -> str:
+    """``python -m nasenergy.search`` with ``args``, each shell-quoted: the command as a shell
+    runs it again."""
+    return shlex.join(["python", "-m", "nasenergy.search", *args])
+
+
+def collect_env(*, seed: int, workers: dict[str, dict[str, Any]], storage: str, command: str) -> dict[str, Any]:
     """The ``env.json`` document.
 
     Args:
         seed: the run's base seed (worker of rank k samples with ``seed + k``).
         workers: worker id -> what it recorded about itself (rank, seed, pid, parts).
         storage: the storage, printable (password masked).
+        command: the command that runs (and resumes) the search, shell-quoted so that it can be
+            pasted into a shell as written.
     """
     return {
         "python": sys.version.split()[0],
@@ -62,5 +72,5 @@ def collect_env(*, seed: int, workers: dict[str, dict[str, Any]], storage: str) 
         "seed": seed,
         "workers": workers,
         "storage": storage,
-        "command": " ".join(sys.argv),
+        "command": command,
     }

@@ -29,7 +29,8 @@ from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.env_info import collect_env
+from nasenergy.search.dashboard import dashboard_hint
+from nasenergy.search.env_info import collect_env, shell_command
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
@@ -108,7 +109,7 @@ def run_search(
     """
     config.validate()
     out = config.out_dir
-    resume_command = resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]])
+    resume_command = resume_command or shell_command(sys.argv[1:])
     spec = resolve_storage(config.storage, out)
     check_reachable(spec)
     # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
@@ -333,12 +334,13 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
     run_files.write_tables(out, rows, objectives)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
-    env = collect_env(seed=config.seed, workers=workers, storage=spec.display)
+    env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command)
     if stop_reason is not None:
         env["stop_reason"] = stop_reason
     run_files.write_json(out / run_files.ENV_JSON, env)
     record = run_files.RunRecord(out, config.to_dict(), rows, env)
-    report = render_report(record, resume_command=resume_command, dashboard_command=spec.dashboard_command())
+    report = render_report(record, resume_command=resume_command,
+                           dashboard_command=dashboard_hint(spec.dashboard_command()))
     run_files.write_text_atomic(out / run_files.REPORT_MD, report)
     names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
     return [out / n for n in names] + draw_run(record)
