@@ -17,8 +17,6 @@ from nasenergy.errors import UsageError
 from nasenergy.search.config import OBJECTIVE_NAMES, SearchConfig
 
 CPU_PRECISION = "fp32"
-CPU_PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
-"""The precisions `CpuMeter` measures."""
 CPU_BATCH_SIZE = 256
 
 _DEFAULTS = SearchConfig()
@@ -58,8 +56,12 @@ def fit_to_meter(
         return MachineSettings(
             precision or _DEFAULTS.precision, batch_size or _DEFAULTS.batch_size, objectives or OBJECTIVE_NAMES
         )
-    if precision is not None and precision not in CPU_PRECISIONS:
-        raise UsageError(f"--precision {precision} is not measured by the CPU meter; use {' or '.join(CPU_PRECISIONS)}")
+    from nasenergy.hardware.cpu_meter import CpuMeter  # no torch at import
+
+    if precision is not None and precision not in CpuMeter.precisions:
+        raise UsageError(
+            f"--precision {precision} is not measured by the CPU meter; use {' or '.join(CpuMeter.precisions)}"
+        )
     if objectives is not None and "energy" in objectives:
         raise UsageError(
             "the CPU meter has no energy counter, so energy cannot be an objective; use --objectives "

@@ -7,15 +7,16 @@ from __future__ import annotations
 import pytest
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.cpu_meter import CpuMeter
 from nasenergy.search.cli import build_parser, config_from_args, main
 from nasenergy.search.config import SearchConfig
-from nasenergy.search.machine_defaults import CPU_PRECISIONS, check_meter_serves, fit_to_meter
+from nasenergy.search.machine_defaults import check_meter_serves, fit_to_meter
 
 
 def test_the_cpu_meter_gets_a_precision_it_measures_and_no_energy():
     notes: list[str] = []
     cfg = config_from_args(build_parser().parse_args(["--hardware", "cpu", "--budget", "3"]), notes)
-    assert cfg.precision in CPU_PRECISIONS and cfg.precision == "fp32"
+    assert cfg.precision in CpuMeter.precisions and cfg.precision == "fp32"
     assert cfg.objectives == ("accuracy", "throughput")
     assert cfg.batch_size < SearchConfig().batch_size
     assert len(notes) == 1 and "energy" in notes[0] and "\n" not in notes[0]
