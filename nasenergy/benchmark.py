@@ -221,8 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="benchmark path (default: the installed benchmark)")
     p.add_argument("--seed", type=int, default=0, help="seed picking the training run")
     p.add_argument("--estimate", choices=("auto", "fit", "device", "none"), default="auto",
-                   help="cost of cells without a recorded time: auto (default), fit (rate model), "
-                        "device (timed training steps here), none (0 s, labelled unknown)")
+                   help="cost of cells without a recorded time: auto (default: fit where possible, else "
+                        "none; never trains), fit (rate model), device (timed training steps here), none "
+                        "(0 s, labelled unknown)")
     p.add_argument("--cache-dir", default=None, help=cache_help)
     p.set_defaults(run=_cmd_query)
 

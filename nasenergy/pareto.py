@@ -8,7 +8,7 @@ everywhere:
   better in at least one. Equal points do not dominate each other, so ties all stay on a front.
 * NaN: a point with NaN in any objective is never on a front and never dominates anything, and
   nothing dominates it (comparisons with an unknown figure are undecided). `non_dominated_mask`
-  marks such rows ``False``; `hypervolume` ignores them; `ParetoFront.add` refuses them.
+  marks such rows ``False``; `hypervolume` ignores them; `ParetoFront.add` raises `ParetoError`.
 
 Example:
     >>> front = ParetoFront(NAS_OBJECTIVES)
@@ -243,7 +243,7 @@ class ParetoFront:
     """A Pareto front kept up to date as points arrive.
 
     Each point may carry a key (e.g. an architecture string or trial number). Equal points are all
-    kept; a point with NaN is never added.
+    kept; a point with a missing objective (None or NaN) is refused with a `ParetoError`.
 
     Args:
         objectives: the senses (strings) or `Objective` objects, in column order.
@@ -316,10 +316,20 @@ class ParetoFront:
         Points it dominates leave the front.
 
         Returns:
-            Whether the point joined the front (``False`` also for a point with NaN).
+            Whether the point joined the front.
+
+        Raises:
+            ParetoError: an objective is missing (``None`` or NaN): such a point can be compared
+                with nothing, so it is refused rather than silently left off the front.
         """
         p = _as_vector(point, len(self._senses))
-        if np.isnan(p).any() or self.is_dominated(p):
+        if np.isnan(p).any():
+            missing = ", ".join(self._names[i] for i in np.flatnonzero(np.isnan(p)))
+            raise ParetoError(
+                f"point {tuple(point)} has no value for {missing}; a front compares every objective, so "
+                "leave a figure you cannot measure out of its objectives (e.g. ParetoFront(NAS_OBJECTIVES[:2]))"
+            )
+        if self.is_dominated(p):
             return False
         if len(self._points):
             pm = p * self._signs

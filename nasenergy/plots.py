@@ -174,6 +174,14 @@ PARETO_3D_PNG = "pareto_3d.png"
 HYPERVOLUME_PNG = "hypervolume.png"
 
 
+def plot_names(objectives: Sequence[SearchObjective]) -> list[str]:
+    """The PNG files `draw_run` writes for a run with these objectives (projections need two
+    objectives, the 3-D view three)."""
+    names = [PROJECTIONS_PNG] if len(objectives) >= 2 else []
+    names += [PARETO_3D_PNG] if len(objectives) == 3 else []
+    return [*names, HYPERVOLUME_PNG]
+
+
 def draw_run(record: "RunRecord", out_dir: Path | None = None) -> list[Path]:
     """Draw a run's plots (projections, 3-D view, hypervolume curve) from its rows.
 

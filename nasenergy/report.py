@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nasenergy.search.coverage import Coverage
+from nasenergy.plots import plot_names
 from nasenergy.search.objectives import hv_hypervolume, points_of
 from nasenergy.search.run_files import RunRecord
 
@@ -49,11 +50,14 @@ def _sources(rows: Sequence[Mapping[str, Any]], col: str) -> str:
     return ", ".join(f"{k} ({n})" for k, n in sorted(counts.items())) or "–"
 
 
-def _parts(env: Mapping[str, Any]) -> str:
-    """The workers' parts (meter, oracle, DVFS), each distinct line once."""
+def _parts(env: Mapping[str, Any], objectives: Sequence[str]) -> str:
+    """The workers' parts (meter, oracle, DVFS), each distinct line once (the filter's energy
+    bound only when energy is an objective)."""
     seen: dict[str, None] = {}
     for info in (env.get("workers") or {}).values():
         for key, value in (info.get("parts") or {}).items():
+            if key == "filter energy bound" and "energy" not in objectives:
+                continue
             seen[f"{key} {value}"] = None
     return "; ".join(seen) or "–"
 
@@ -121,7 +125,7 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     parts = {}
     for info in (env.get("workers") or {}).values():
         parts.update(info.get("parts") or {})
-    if parts.get("filter energy bound"):
+    if parts.get("filter energy bound") and "energy" in (cfg.get("objectives") or ()):
         line += f"; its energy bound at the optimal clock: {parts['filter energy bound']}"
     return line
 
@@ -160,6 +164,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
     evaluated = record.evaluated
     front = sorted(record.front, key=lambda r: -(r.get("accuracy_pct") or 0.0))
     objectives = record.objectives
+    names = [o.name for o in objectives]
     budget = cfg.get("budget")
     hv = hv_hypervolume(points_of(evaluated, objectives), objectives)
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
@@ -199,12 +204,13 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "## Hypervolume",
         "",
         f"- final hypervolume: **{hv:.6g}** over {len(evaluated)} evaluations",
-        "- reference point: 0 for every objective, with energy taken as efficiency (img/J = 1 / energy); "
-        "fixed for every run, so curves of different runs compare directly",
+        "- reference point: 0 for every objective"
+        + (", with energy taken as efficiency (img/J = 1 / energy)" if "energy" in names else "")
+        + "; fixed for every run, so curves of different runs compare directly",
         "",
         "## Provenance",
         "",
-        f"- parts: {_parts(record.env)}",
+        f"- parts: {_parts(record.env, names)}",
         f"- cheap measurement: {_sources(measured, 'measure_source')} on {_sources(measured, 'measure_device')}",
         f"- accuracy objective (the search metric): {_sources(evaluated, 'accuracy_source')}, "
         f"{_metric(evaluated, 'accuracy_split', 'accuracy_schedule', 'accuracy_trial')}",
@@ -239,8 +245,9 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
             f"{_fmt(r.get('default_sm_clock_mhz'), '.0f')} | {_fmt(r.get('energy_saving_pct'), '.1f')} | "
             f"{r.get('dvfs_source') or '–'} |"
         )
-    lines += ["", "## Files", "", "`candidates.csv` (every candidate), `pareto_front.csv`, `config.json`, `env.json`, "
-              "`pareto_projections.png`, `pareto_3d.png`, `hypervolume.png`."]
+    files = ["`candidates.csv` (every candidate)", "`pareto_front.csv`", "`config.json`", "`env.json`",
+             *(f"`{name}`" for name in plot_names(objectives))]
+    lines += ["", "## Files", "", ", ".join(files) + "."]
     if resume_command:
         lines += ["", f"Resume or extend (a larger `--budget`): `{resume_command}`"]
     if dashboard_command:

@@ -150,3 +150,13 @@ def test_import_help_warns_that_nats_bench_files_are_pickles() -> None:
     assert done.returncode == 0
     text = " ".join(done.stdout.split())
     assert "are Python pickles" in text and "trusted source" in text and "--force" in text
+
+
+def test_info_with_nothing_installed_exits_non_zero(tmp_path: Path) -> None:
+    import os
+
+    env = {**os.environ, "NASENERGY_HOME": str(tmp_path / "empty"), "TORCH_HOME": str(tmp_path / "torch")}
+    done = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "info"], capture_output=True, text=True,
+                          env=env, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "no benchmark installed" in done.stderr

@@ -132,7 +132,10 @@ def test_pareto_front_incremental_add() -> None:
     assert front.add((80.0, 2000.0, 1.0), key="b")  # trade-off
     assert not front.add((85.0, 900.0, 1.5), key="c")  # dominated by a
     assert front.add((90.0, 1000.0, 1.0), key="a2")  # tie stays
-    assert not front.add((95.0, math.nan, 0.1), key="nan")
+    for missing in (math.nan, None):
+        with pytest.raises(ParetoError, match="no value for throughput_img_per_s") as ei:
+            front.add((95.0, missing, 0.1), key="nan")
+        assert "\n" not in str(ei.value)
     assert sorted(front.keys) == ["a", "a2", "b"]
     assert front.add((91.0, 2000.0, 0.9), key="d")  # dominates everything
     assert front.keys == ["d"]

@@ -99,3 +99,18 @@ def test_report_says_how_the_run_ended(reason, words):
 
 def test_report_without_a_stop_reason_says_nothing_of_it():
     assert "**3 of 5**\n" in render_report(_record())
+
+
+def test_a_two_objective_report_names_no_energy_bound_and_only_the_plots_drawn(tmp_path):
+    from nasenergy.plots import draw_run
+
+    rec = _record({"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
+    three = render_report(rec)
+    assert "energy bound" in three and "pareto_3d.png" in three
+    cfg = {**rec.config, "objectives": ["accuracy", "throughput"], "filter": "dominance"}
+    two = RunRecord(tmp_path, cfg, rec.rows, rec.env)
+    text = render_report(two)
+    assert "energy bound" not in text and "pareto_3d.png" not in text and "img/J" not in text
+    drawn = {p.name for p in draw_run(two)}
+    listed = set(text.split("## Files", 1)[1].replace("`", " ").replace(",", " ").replace(".png.", ".png").split())
+    assert drawn and drawn <= listed and {n for n in listed if n.endswith(".png")} == drawn

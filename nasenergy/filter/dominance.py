@@ -228,6 +228,37 @@ class DominanceFilter(UtilizationFilter):
             )
         return pts
 
+    def observe(
+        self,
+        measurement: Measurement,
+        accuracy: float,
+        *,
+        features: Sequence[float] | np.ndarray | None = None,
+        throughput_img_per_s: float | None = None,
+        energy_j_per_img: float | None = None,
+    ) -> None:
+        """Learn one full evaluation (see `UtilizationFilter.observe`).
+
+        Raises:
+            FilterError: energy is an objective and neither ``energy_j_per_img`` nor the
+                measurement gives it.
+        """
+        self._require_energy(measurement.energy_j_per_img if energy_j_per_img is None else energy_j_per_img,
+                             measurement)
+        super().observe(measurement, accuracy, features=features, throughput_img_per_s=throughput_img_per_s,
+                        energy_j_per_img=energy_j_per_img)
+
+    def _require_energy(self, energy_j_per_img: float | None, measurement: Measurement) -> None:
+        """Refuse a candidate without energy per image when energy is an objective: its optimistic
+        point could never be compared with the front, so the filter would silently admit all."""
+        if "energy" not in self.objectives:
+            return
+        if energy_j_per_img is None or not math.isfinite(float(energy_j_per_img)):
+            raise FilterError(
+                f"energy is one of the filter's objectives but the measurement from {measurement.device_name} "
+                "has no energy per image; create the filter with objectives=(\"accuracy\", \"throughput\")"
+            )
+
     def admit(
         self,
         measurement: Measurement,
@@ -243,6 +274,7 @@ class DominanceFilter(UtilizationFilter):
                 evaluated candidates, scored as the search scores them.
             features: the candidate's extra features, when the evaluated ones had them.
         """
+        self._require_energy(measurement.energy_j_per_img, measurement)
         u = float(measurement.utilization)
         base: dict[str, Any] = {
             "mode": self.mode,

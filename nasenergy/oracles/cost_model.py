@@ -11,8 +11,8 @@ the rate of any other architecture, in the same seconds as the records:
 * size space: the 5 widths, their squares and the products of neighbouring widths.
 
 Predicted costs are labelled ``estimated``. The fit needs at least `MIN_FIT_ARCHS` architectures
-with recorded times; with fewer, oracles fall back to timing training steps on this device
-(`nasenergy.oracles.cost_estimate`).
+with recorded times; with fewer, costs are ``unknown`` unless timed training steps on this device
+are asked for (``estimate="device"``, `nasenergy.oracles.cost_estimate`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Costs: a recorded cost (`BenchmarkData.cost_s`) is charged when there is one. Ot
 ``estimate`` setting decides:
 
 * ``auto`` (default): ``fit`` when the benchmark records enough times to fit the rate model,
-  else ``device``;
+  else ``none``; it never trains a network (timing steps on a CPU takes minutes per class);
 * ``fit``: NATS-Bench-scale seconds predicted from the recorded rates (`nasenergy.oracles.cost_model`);
 * ``device``: timed training steps on this device (`nasenergy.oracles.cost_estimate`; on a CPU this
   takes minutes per canonical class, stored so each class is timed once);
@@ -230,7 +230,7 @@ class BenchmarkOracle:
         if self.estimate in ("auto", "fit") and self._ensure_fit():
             cost[todo] = self.data.estimated_cost_s(key)[indices[todo]]
             source[todo] = "estimated"
-        elif self.estimate in ("auto", "device"):
+        elif self.estimate == "device":  # only when asked for: it trains networks here
             estimator = self._device_estimator()
             for i in np.flatnonzero(todo):
                 arch = str(self.data.arch_strs[indices[i]])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
@@ -26,6 +26,11 @@ from nasenergy.search.config import (
     SearchConfig,
     parse_objectives,
 )
+from nasenergy.search.dashboard import dashboard_hint
+from nasenergy.search.env_info import shell_command
+from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
+from nasenergy.search.front_table import front_table
+from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 
 _DEFAULTS = SearchConfig()
 
@@ -50,7 +55,8 @@ examples:
       (a URL with a password is best given in $NASENERGY_STORAGE: it then shows in neither the shell
       history nor the process list; a password is never written or printed, and the run folder is
       made readable by its owner only)
-"""
+
+""" + EXIT_STATUS_HELP
 
 
 def _int_at_least(minimum: int, described: str) -> Callable[[str], int]:
@@ -86,23 +92,30 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--space", choices=SPACES, default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
     what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
-    what.add_argument("--objectives", type=str, default=",".join(_DEFAULTS.objectives),
-                      help="comma-separated subset of accuracy,throughput,energy (default %(default)s)")
+    what.add_argument("--objectives", type=str, default=None,
+                      help=f"comma-separated subset of accuracy,throughput,energy (default {','.join(_DEFAULTS.objectives)}; "
+                           "accuracy,throughput on the CPU meter, which has no energy counter)")
     how = p.add_argument_group("how candidates are scored")
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
                           "'python -m nasenergy.benchmark import', else NATS-Bench in $TORCH_HOME, else the "
                           "benchmark tables embedded in the package)")
+    how.add_argument("--search-metric", metavar="SPLIT/EPOCHS", default=_DEFAULTS.search_metric,
+                     help="the benchmark accuracy searched on: split (x-valid, x-test, ori-test, valid, test) and "
+                          "training epochs, e.g. test/200 (default %(default)s, NATS-Bench's search metric)")
     how.add_argument("--estimate", choices=ESTIMATES, default=_DEFAULTS.estimate,
-                     help="training cost of benchmark cells without a recorded time: auto, fit (rate model "
-                          "fitted to the recorded times), device (timed training steps on this machine), none "
-                          "(0 s, labelled unknown) (default %(default)s)")
+                     help="training cost of benchmark cells without a recorded time: fit (rate model "
+                          "fitted to the recorded times), device (timed training steps on this machine: minutes per "
+                          "network on a CPU), none (0 s, labelled unknown), auto (fit where the benchmark records "
+                          "enough times, else none; never trains) (default %(default)s)")
     how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
-    how.add_argument("--precision", choices=PRECISIONS, default=_DEFAULTS.precision, help="default %(default)s")
-    how.add_argument("--batch-size", type=_positive_int, default=_DEFAULTS.batch_size,
-                     help="images per forward pass when measuring (default %(default)s)")
+    how.add_argument("--precision", choices=PRECISIONS, default=None,
+                     help=f"default {_DEFAULTS.precision}; {CPU_PRECISION} on the CPU meter")
+    how.add_argument("--batch-size", type=_positive_int, default=None,
+                     help=f"images per forward pass when measuring (default {_DEFAULTS.batch_size}; {CPU_BATCH_SIZE} on "
+                          "the CPU meter)")
     how.add_argument("--filter", choices=FILTERS, default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
     how.add_argument("--target-recall", type=float, default=None,
@@ -148,22 +161,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> SearchConfig:
-    """The `SearchConfig` of parsed arguments (validated).
+def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -> SearchConfig:
+    """The `SearchConfig` of parsed arguments (validated), with the precision, batch size and
+    objectives not given fitted to the meter (`nasenergy.search.machine_defaults`).
+
+    Args:
+        args: the parsed arguments.
+        notes: receives one line per setting fitted to the meter (to print before the search).
 
     Raises:
-        UsageError: a bad value.
+        UsageError: a bad value, or one the meter cannot measure.
     """
+    objectives = None if args.objectives is None else parse_objectives(args.objectives)
+    fitted = fit_to_meter(resolved_meter_kind(args.hardware), precision=args.precision, batch_size=args.batch_size, objectives=objectives)
+    if notes is not None:
+        notes.extend(fitted.notes)
     return SearchConfig(
         budget=args.budget,
         space=args.space,
         dataset=args.dataset,
-        objectives=parse_objectives(args.objectives),
+        objectives=fitted.objectives,
         benchmark=args.benchmark,
+        search_metric=args.search_metric,
         estimate=args.estimate,
         hardware=args.hardware,
-        precision=args.precision,
-        batch_size=args.batch_size,
+        precision=fitted.precision,
+        batch_size=fitted.batch_size,
         filter=args.filter,
         target_recall=args.target_recall,
         dvfs=args.dvfs,
@@ -182,12 +205,12 @@ def config_from_args(args: argparse.Namespace) -> SearchConfig:
 
 
 def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFactory = build_components) -> int:
-    """Run the command; returns its exit status (0 done, 1 failure, 2 bad input, 130 interrupted)."""
+    """Run the command; returns its exit status (`nasenergy.search.exit_codes`: 0 done, 1 failure,
+    2 bad input, 3 candidate cap, 4 stalled, 5 exhausted, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     secrets = [password_of(args.storage), password_of(os.environ.get(STORAGE_ENV))]
-    resume_command = mask_text(" ".join(["python -m nasenergy.search", *map(shlex.quote, mask_argv(argv))]),
-                               secrets=secrets)
+    resume_command = mask_text(shell_command(mask_argv(argv)), secrets=secrets)
     if has_password(args.storage):
         resume_command += f"  # put the password back, or give the URL in ${STORAGE_ENV}"
     return run_main(lambda: _run(args, resume_command, components_factory),
@@ -200,7 +223,10 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
     from nasenergy.search.runner import run_search
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
-    config = config_from_args(args)
+    notes: list[str] = []
+    config = config_from_args(args, notes)
+    for note in notes:
+        print(note, file=sys.stderr)
     try:
         summary = run_search(config, components_factory=components_factory, resume_command=resume_command)
     except KeyboardInterrupt:  # a Ctrl-C outside the workers' handling (start-up, writing files)
@@ -220,20 +246,20 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
     if summary.stop_reason == "max_candidates":
         print(
-            f"warning: stopped at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
+            f"stopped: at the candidate cap after {summary.candidates} candidates with {summary.evaluated} "
             f"of {summary.budget} full evaluations ({counts}); raise --max-candidates or lower --budget",
             file=sys.stderr,
         )
     if summary.stop_reason == "stalled":
         print(
-            f"warning: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
+            f"stopped: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
             f"{summary.candidates} candidates with {summary.evaluated} of {summary.budget} full evaluations ({counts}); "
             "raise --patience (0 turns the guard off), loosen the filter or lower --budget",
             file=sys.stderr,
         )
     if summary.stop_reason == "exhausted":
         print(
-            f"warning: every network the recorded profile holds has been seen, and only {summary.evaluated} of "
+            f"stopped: every network the recorded profile holds has been seen, and only {summary.evaluated} of "
             f"{summary.budget} full evaluations were possible ({counts}: the filter skipped the rest); lower "
             "--budget, loosen the filter (--target-recall, --filter none) or measure on a GPU (--hardware cuda)",
             file=sys.stderr,
@@ -242,6 +268,18 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(
             f"{summary.study_name}: {summary.evaluated}/{summary.budget} full evaluations over "
             f"{summary.candidates} candidates; report: {summary.out_dir / 'report.md'}\n"
-            f"browse the study: {summary.dashboard_command}"
+            f"browse the study: {dashboard_hint(summary.dashboard_command)}"
         )
-    return 0
+        _print_front(summary.out_dir)
+    return exit_code_for(summary.stop_reason)
+
+
+def _print_front(out_dir: Path) -> None:
+    """The run's Pareto front as a short table (the end of the terminal output)."""
+    from nasenergy.search.run_files import load_run
+
+    record = load_run(out_dir)
+    lines = front_table(record.front, record.objectives)
+    if lines:
+        print(f"Pareto front ({len(record.front)} of {len(record.evaluated)} evaluated networks):")
+        print("\n".join(f"  {line}" for line in lines))

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 from nasenergy.errors import UsageError
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import Measurement
-from nasenergy.search.config import SearchConfig
+from nasenergy.search.config import SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 
 OptimalClockFn = Callable[[Any, Measurement], Any]
@@ -273,6 +273,15 @@ def _check_recorded_setting(meter: Any, config: SearchConfig, space: Any) -> Non
                          f"input {wanted[2]}; it has: {have}")
 
 
+def search_metrics(config: SearchConfig) -> Any:
+    """The oracle's metrics: ``--search-metric`` (one training run picked at random, as NATS-Bench's
+    simulated search does) and NATS-Bench's report metric of the space."""
+    from nasenergy.oracles.evaluation import Metrics, MetricSpec, default_metrics
+
+    split, epochs = parse_search_metric(config.search_metric)
+    return Metrics(search=MetricSpec(split, epochs, "random"), report=default_metrics(config.space).report)
+
+
 def build_components(config: SearchConfig) -> Components:
     """The default parts for ``config``: the selected meter, the oracle of ``--benchmark`` (or the
     installed benchmark), the DVFS step and the utilization filter with the matching energy bound.
@@ -280,17 +289,22 @@ def build_components(config: SearchConfig) -> Components:
     Raises:
         UsageError: a setting the meter, the profile's coverage or the DVFS step cannot serve.
     """
+    from nasenergy.hardware.cpu_meter import CpuMeter
     from nasenergy.hardware.select import select_meter
+    from nasenergy.search.machine_defaults import check_meter_serves
     from nasenergy.oracles import load_oracle
     from search_spaces import get_space
 
     space = get_space(config.space)
     announce = None if config.quiet else (lambda line: print(line, file=sys.stderr))
     meter = select_meter(config.hardware, space=space, announce=announce)
+    if isinstance(meter, CpuMeter):
+        check_meter_serves("cpu", config)
     _check_recorded_setting(meter, config, space)
     coverage = profile_coverage(meter, space, config)
     check_budget_reachable(config, coverage)
-    oracle = load_oracle(config.benchmark, space, seed=config.seed, estimate=config.estimate)
+    oracle = load_oracle(config.benchmark, space, metrics=search_metrics(config), seed=config.seed,
+                         estimate=config.estimate)
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
     describe = {
@@ -298,7 +312,7 @@ def build_components(config: SearchConfig) -> Components:
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else step.source,
     }
-    if config.filter == "dominance":
+    if config.filter == "dominance" and "energy" in config.objectives:
         describe["filter energy bound"] = bound.label
     if announce is not None and coverage is not None and not coverage.complete:
         announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")

@@ -28,6 +28,8 @@ SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
 ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
 """Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
 OBJECTIVE_NAMES: tuple[str, ...] = ("accuracy", "throughput", "energy")
+DEFAULT_SEARCH_METRIC = "x-valid/12"
+"""The accuracy the search optimises, ``SPLIT/EPOCHS``: NATS-Bench's 12-epoch validation accuracy."""
 
 STUDY_DEFINING: tuple[str, ...] = (
     "space",
@@ -80,6 +82,8 @@ class SearchConfig:
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
         benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache, else
             NATS-Bench in ``$TORCH_HOME``, else the embedded tables (`nasenergy.oracles.embedded`).
+        search_metric: the accuracy searched on, ``SPLIT/EPOCHS`` (``x-valid/12``, ``test/200``,
+            ...; see `parse_search_metric`).
         estimate: how the oracle charges cells without a recorded training time: ``auto``,
             ``fit``, ``device`` or ``none`` (see `nasenergy.oracles.lookup`).
         hardware: the meter: ``auto``, ``cuda``, ``cpu`` or ``recorded``.
@@ -115,6 +119,7 @@ class SearchConfig:
     dataset: str = "cifar10"
     objectives: tuple[str, ...] = OBJECTIVE_NAMES
     benchmark: str | None = None
+    search_metric: str = DEFAULT_SEARCH_METRIC
     estimate: str = "auto"
     hardware: str = "auto"
     precision: str = "fp16"
@@ -174,6 +179,7 @@ class SearchConfig:
             _choice("--objectives", name, OBJECTIVE_NAMES)
         if len(set(self.objectives)) != len(self.objectives):
             raise UsageError(f"--objectives lists an objective twice: {','.join(self.objectives)}")
+        parse_search_metric(self.search_metric)
         if self.filter != "none" and "accuracy" not in self.objectives:
             raise UsageError(
                 f"--filter {self.filter} predicts accuracy, which is not among --objectives; use --filter none"
@@ -230,7 +236,10 @@ class SearchConfig:
     def study_defining(self) -> dict[str, Any]:
         """The fields of `STUDY_DEFINING` as a dict (objectives as a list)."""
         d = self.to_dict()
-        return {k: d[k] for k in STUDY_DEFINING}
+        defining = {k: d[k] for k in STUDY_DEFINING}
+        if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
+            defining["search_metric"] = self.search_metric
+        return defining
 
     def to_json(self) -> str:
         """`to_dict` as indented JSON."""
@@ -260,6 +269,25 @@ def parse_objectives(text: str) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         raise UsageError(f"--objectives lists an objective twice: {text}")
     return tuple(n for n in OBJECTIVE_NAMES if n in names)
+
+
+def parse_search_metric(text: str) -> tuple[str, str]:
+    """``"x-valid/12"`` -> ``("x-valid", "12")``: the split and the NATS schedule (epochs) of
+    ``--search-metric``.
+
+    Raises:
+        UsageError: not ``SPLIT/EPOCHS``, or an unknown split.
+    """
+    from nasenergy.oracles.datasets import SPLITS
+
+    split, sep, epochs = str(text).strip().partition("/")
+    split = split.strip().lower().replace("_", "-")
+    if not sep or not epochs.strip().isdigit() or int(epochs) < 1 or split not in (*SPLITS, "valid", "test"):
+        raise UsageError(
+            f"--search-metric: expected SPLIT/EPOCHS with SPLIT one of {', '.join(SPLITS)}, valid, test "
+            f"(e.g. x-valid/12, test/200), got {text!r}"
+        )
+    return split, str(int(epochs))
 
 
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+import shlex
 import socket
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from nasenergy.search.credentials import mask_argv, mask_text
@@ -48,8 +49,15 @@ def gpu_info() -> dict[str, Any]:
             pass
 
 
+def shell_command(args: Sequence[str]) -> str:
+    """``python -m nasenergy.search`` with ``args``, each shell-quoted: the command as a shell
+    runs it again."""
+    return shlex.join(["python", "-m", "nasenergy.search", *args])
+
+
 def collect_env(
-    *, seed: int, workers: dict[str, dict[str, Any]], storage: str, secrets: Iterable[str | None] = ()
+    *, seed: int, workers: dict[str, dict[str, Any]], storage: str, command: str,
+    secrets: Iterable[str | None] = ()
 ) -> dict[str, Any]:
     """The ``env.json`` document.
 
@@ -57,7 +65,9 @@ def collect_env(
         seed: the run's base seed (worker of rank k samples with ``seed + k``).
         workers: worker id -> what it recorded about itself (rank, seed, pid, parts).
         storage: the storage, printable (password masked).
-        secrets: strings masked in the recorded command line (beside any URL's password).
+        command: the command that runs (and resumes) the search, shell-quoted so that it can be
+            pasted into a shell as written.
+        secrets: strings masked in the command (beside any URL's password).
     """
     return {
         "python": sys.version.split()[0],
@@ -68,5 +78,5 @@ def collect_env(
         "seed": seed,
         "workers": workers,
         "storage": storage,
-        "command": mask_text(" ".join(mask_argv(sys.argv)), secrets=secrets),
+        "command": mask_text(command, secrets=secrets),
     }

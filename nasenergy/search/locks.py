@@ -26,16 +26,27 @@ class RunFolderLock:
 
     Args:
         run_dir: the run folder.
+
+    Raises:
+        UsageError: the folder cannot be created or written (one line naming ``--out``).
     """
 
     def __init__(self, run_dir: Path) -> None:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out: cannot create the run folder {run_dir}: {exc.strerror or exc}") from None
         self.path = run_dir / LOCK_FILE
         self._fd: int | None = None
 
     def _open(self) -> int:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise UsageError(
+                    f"--out: cannot write in the run folder {self.path.parent}: {exc.strerror or exc}"
+                ) from None
         return self._fd
 
     def acquire_exclusive(self) -> None:

@@ -30,8 +30,10 @@ from nasenergy.search.components import Components, ComponentsFactory, build_com
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
-from nasenergy.search.env_info import collect_env
+from nasenergy.search.dashboard import dashboard_hint
+from nasenergy.search.env_info import collect_env, shell_command
 from nasenergy.search.locks import RunFolderLock
+from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled
 from nasenergy.search.progress import Progress
@@ -109,13 +111,14 @@ def run_search(
     config.validate()
     out = config.out_dir
     secret = password_of(config.storage)
-    resume_command = mask_text(resume_command or " ".join(["python -m nasenergy.search", *mask_argv(sys.argv[1:])]),
-                               secrets=[secret])
+    resume_command = mask_text(resume_command or shell_command(mask_argv(sys.argv[1:])), secrets=[secret])
     spec = resolve_storage(config.storage, out)
     check_reachable(spec)
     # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
     # is touched. Several workers build their own, in their processes.
     components = components_factory(config) if config.workers == 1 else None
+    if components is not None:
+        check_search_metric(components.oracle, config.dataset)
     exclusive = spec.kind == "journal"
     private = has_password(config.storage)
     if private:
@@ -338,13 +341,14 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
     run_files.write_tables(out, rows, objectives, private=private)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
-    env = collect_env(seed=config.seed, workers=workers, storage=spec.display, secrets=secrets)
+    env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
+                      secrets=secrets)
     if stop_reason is not None:
         env["stop_reason"] = stop_reason
     run_files.write_json(out / run_files.ENV_JSON, env, private=private)
     record = run_files.RunRecord(out, config.public_dict(), rows, env)
     report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),
-                           dashboard_command=spec.dashboard_command())
+                           dashboard_command=dashboard_hint(spec.dashboard_command()))
     run_files.write_text_atomic(out / run_files.REPORT_MD, report, private=private)
     names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
     plots = draw_run(record)

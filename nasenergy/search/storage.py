@@ -13,6 +13,7 @@ psycopg2, so a bare URL is pointed at psycopg2 unless psycopg 3 is installed.
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +57,8 @@ class StorageSpec:
         return self.kind == "rdb" and not self.location.startswith("sqlite")
 
     def dashboard_command(self) -> str:
-        """The optuna-dashboard command that opens this storage."""
-        return f"optuna-dashboard {self.display}"
+        """The optuna-dashboard command that opens this storage (shell-quoted)."""
+        return f"optuna-dashboard {shlex.quote(self.display)}"
 
 
 def resolve_storage(url: str | None, out_dir: Path) -> StorageSpec:

@@ -89,12 +89,17 @@ def test_dominance_edge_cases_against_the_optimistic_point() -> None:
     assert flt.admit(m, [nan_front]).admit
 
 
-def test_unknown_energy_is_admitted_unless_energy_is_not_an_objective() -> None:
+def test_unknown_energy_is_refused_unless_energy_is_not_an_objective() -> None:
     flt, obs = _fitted()
     m = dataclasses.replace(obs[0].measurement, energy_j_per_img=None, energy_basis="unavailable", energy_cv=None)
     far_better = [[100.0, 1e12, 1e-12]]
-    d = flt.admit(m, far_better)
-    assert d.admit and "energy unknown" in d.reason
+    with pytest.raises(FilterError, match="objectives=") as ei:
+        flt.admit(m, far_better)
+    assert "\n" not in str(ei.value)
+    with pytest.raises(FilterError, match="no energy per image"):
+        DominanceFilter(min_fit=20).admit(m, [])  # also during the cold start
+    with pytest.raises(FilterError, match="no energy per image"):
+        flt.observe(m, 90.0)
     two = DominanceFilter(min_fit=20, objectives=("accuracy", "throughput")).fit(
         synthetic_observations(60, seed=0, with_energy=False)
     )

@@ -128,11 +128,20 @@ class _FakeSteps:
         return 42.0
 
 
+def test_auto_never_trains_without_enough_recorded_times(tmp_path: Path) -> None:
+    table = _write(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
+                   [[i, 50 + i] for i in range(MIN_FIT_ARCHS)])
+    fake = _FakeSteps()
+    ev = TableOracle(table, step_estimator=fake).evaluate(3, "cifar10")  # auto: too few times to fit
+    assert (ev.accuracy_pct, ev.cost_s, ev.cost_source) == (53.0, 0.0, "unknown")
+    assert fake.calls == []  # no training steps timed
+
+
 def test_device_estimation_without_recorded_times(tmp_path: Path) -> None:
     table = _write(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
                    [[i, 50 + i] for i in range(MIN_FIT_ARCHS)])
     fake = _FakeSteps()
-    oracle = TableOracle(table, step_estimator=fake)  # auto: too few recorded times to fit
+    oracle = TableOracle(table, step_estimator=fake, estimate="device")  # asked for explicitly
     ev = oracle.evaluate(3, "cifar10")
     assert (ev.accuracy_pct, ev.cost_s, ev.cost_source) == (53.0, 42.0, "estimated")
     assert fake.calls == [str(SPACE.arch_at(3))]

@@ -77,3 +77,13 @@ def test_target_recall_defaults_per_filter_and_is_stored_resolved():
     assert SearchConfig(filter="dominance", target_recall=0.5).target_recall == 0.5
     assert SearchConfig().to_dict()["target_recall"] == 0.8
     assert SearchConfig().study_defining()["target_recall"] == 0.8
+
+
+def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_changed():
+    from nasenergy.search.components import search_metrics
+
+    metrics = search_metrics(SearchConfig(search_metric="test/200"))
+    assert (metrics.search.split, metrics.search.schedule, metrics.search.trial) == ("test", "200", "random")
+    assert search_metrics(SearchConfig()).search.schedule == "12"
+    assert "search_metric" not in SearchConfig().study_defining()  # studies made before the flag resume
+    assert SearchConfig(search_metric="test/200").study_defining()["search_metric"] == "test/200"

@@ -142,8 +142,8 @@ def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason(tmp_pat
 
     code = main(["--budget", "4", "--sampler", "random", "--quiet", "--out", str(tmp_path / "run")],
                 components_factory=tiny_profile)
-    assert code == 0
+    assert code == 5  # EXIT_EXHAUSTED
     err = capsys.readouterr().err
-    assert "every network the recorded profile holds has been seen" in err and "only 2 of 4" in err
+    assert err.strip().count("\n") == 0 and "every network the recorded profile holds has been seen" in err and "only 2 of 4" in err
     outcomes = Counter(r["outcome"] for r in load_run(tmp_path / "run").rows)
     assert (outcomes["evaluated"], outcomes["filtered"]) == (2, 2)

@@ -124,10 +124,10 @@ def test_the_flag_reaches_the_config_and_bad_values_are_one_line_errors(tmp_path
         SearchConfig(patience=-1).validate()
 
 
-def test_the_command_warns_in_one_line_when_stalled(tmp_path, fake_env, capsys):
+def test_the_command_stops_with_its_own_status_and_one_line_when_stalled(tmp_path, fake_env, capsys):
     code = main(["--budget", "6", "--dvfs", "none", "--filter", "none", "--patience", "10", "--quiet",
                  "--out", str(tmp_path / "run")], components_factory=stuck_components)
-    assert code == 0
+    assert code == 4  # EXIT_STALLED
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("warning: stalled: the last 10 candidates"), err
+    assert len(err) == 1 and err[0].startswith("stopped: stalled: the last 10 candidates"), err
     assert f"{N_DISTINCT} of 6 full evaluations" in err[0]

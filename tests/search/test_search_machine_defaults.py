@@ -1,0 +1,50 @@
+"""Settings fitted to the meter: on the CPU meter the search takes fp32, a smaller batch and drops
+energy with a one-line note; asked for what the meter cannot measure, it refuses before the first
+candidate."""
+
+from __future__ import annotations
+
+import pytest
+
+from nasenergy.errors import UsageError
+from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.search.cli import build_parser, config_from_args, main
+from nasenergy.search.config import SearchConfig
+from nasenergy.search.machine_defaults import check_meter_serves, fit_to_meter
+
+
+def test_the_cpu_meter_gets_a_precision_it_measures_and_no_energy():
+    notes: list[str] = []
+    cfg = config_from_args(build_parser().parse_args(["--hardware", "cpu", "--budget", "3"]), notes)
+    assert cfg.precision in CpuMeter.precisions and cfg.precision == "fp32"
+    assert cfg.objectives == ("accuracy", "throughput")
+    assert cfg.batch_size < SearchConfig().batch_size
+    assert len(notes) == 1 and "energy" in notes[0] and "\n" not in notes[0]
+
+
+def test_other_meters_keep_the_general_defaults():
+    cfg = config_from_args(build_parser().parse_args(["--hardware", "recorded"]))
+    assert (cfg.precision, cfg.batch_size, cfg.objectives) == ("fp16", 1024, ("accuracy", "throughput", "energy"))
+    assert fit_to_meter("cuda").precision == "fp16"
+
+
+def test_given_flags_are_kept_on_the_cpu():
+    fitted = fit_to_meter("cpu", precision="bf16", batch_size=32, objectives=("accuracy",))
+    assert (fitted.precision, fitted.batch_size, fitted.objectives, fitted.notes) == ("bf16", 32, ("accuracy",), ())
+
+
+@pytest.mark.parametrize(("argv", "flag"), [(["--precision", "fp16"], "--precision"),
+                                           (["--objectives", "accuracy,energy"], "--objectives")])
+def test_what_the_cpu_meter_cannot_measure_is_refused_in_one_line(argv, flag, tmp_path, capsys):
+    code = main(["--hardware", "cpu", *argv, "--out", str(tmp_path / "run")])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and flag in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_config_built_in_code_is_checked_against_the_cpu_meter():
+    with pytest.raises(UsageError, match="--precision fp16"):
+        check_meter_serves("cpu", SearchConfig(hardware="cpu"))
+    check_meter_serves("cpu", SearchConfig(hardware="cpu", precision="fp32", objectives=("accuracy", "throughput")))
+    check_meter_serves("recorded", SearchConfig())
