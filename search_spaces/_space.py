@@ -199,6 +199,14 @@ class SearchSpace(ABC, Generic[ArchT]):
                 members.append(arch)
         return members
 
+    def deployed_representative(self, arch: ArchT | str) -> ArchT:
+        """The member of smallest official index of `arch`'s deployed class (see `deployed_classes`)."""
+        cache = self.__dict__.get("_deployed_reps")
+        if cache is None:
+            cache = {self.deployed_key(a): a for a in self.deployed_classes()}
+            self.__dict__["_deployed_reps"] = cache
+        return cache[self.deployed_key(arch)]
+
     def count(self, arch: ArchT | str, dataset: str = "cifar10") -> ModelCost:
         """Parameters, MACs and FLOPs per image of the network of `arch` on `dataset`.
 

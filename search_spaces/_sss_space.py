@@ -47,6 +47,9 @@ class SSSSpace(SearchSpace[SSSArch]):
     def deployed_classes(self) -> list[SSSArch]:
         return list(self.enumerate())
 
+    def deployed_representative(self, arch: SSSArch | str) -> SSSArch:
+        return self.parse(arch)
+
     def param_choices(self) -> dict[str, tuple[Any, ...]]:
         """One categorical per position, ``channels_1`` .. ``channels_5``, over the 8 widths."""
         return {name: SSS_CHANNELS for name in SSS_FEATURE_NAMES}

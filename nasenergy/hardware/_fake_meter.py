@@ -2,7 +2,8 @@
 
 Its figures are computed, never measured: ``device_name="fake"`` and ``source="modelled"``. For a
 network with ``F`` FLOPs per image (counted for real, by `count_model`, or taken from
-``space.count`` in `FakeMeter.measure_arch`) at batch size ``b`` and precision ``p``:
+``space.count_deployed`` in `FakeMeter.measure_arch`, which answers for the deployed network as a
+real meter would) at batch size ``b`` and precision ``p``:
 
 * efficiency ``eff = F / (F + half_efficiency_flops)`` (bigger networks use the device better);
 * seconds per batch ``t = overhead_s_per_batch + b * F / (peak[p] * eff)``;
@@ -104,10 +105,13 @@ class FakeMeter:
         if isinstance(arch, str):
             arch = space.parse(arch)
         shape = check_request(space.input_shape(dataset), batch_size, precision)
-        cost = space.count(arch, dataset)
+        cost = space.count_deployed(arch, dataset)
         count = ModelCount(flops_per_img=float(cost.flops), macs_per_img=float(cost.macs),
                            params=int(cost.params))
-        return self._make(count, shape, batch_size, precision, str(arch), t0)
+        official = space.count(arch, dataset)
+        m = self._make(count, shape, batch_size, precision, str(arch), t0)
+        return dataclasses.replace(m, network_form="deployed", params_official=official.params,
+                                   flops_per_img_official=float(official.flops))
 
     def _noise(self, count: ModelCount, batch_size: int, precision: str) -> float:
         if self.noise_cv <= 0:
@@ -178,7 +182,8 @@ def write_fake_profile(path: Any, archs: Sequence[Any], *, space: Any = None,
 
     Args:
         path: the CSV to write (``.csv`` or ``.csv.gz``).
-        archs: TSS architectures (or strings); each is stored under its canonical class.
+        archs: TSS architectures (or strings); each is stored under its deployed class (its member
+            of smallest index), as the real deployed-network profile is.
         space: the TSS space (default ``search_spaces.get_space("tss")``).
         precisions: one row per class and precision.
         batch_size: the recorded batch size.
@@ -198,7 +203,7 @@ def write_fake_profile(path: Any, archs: Sequence[Any], *, space: Any = None,
     meter = meter if meter is not None else FakeMeter()
     rows = []
     for arch in archs:
-        canon = space.canonical(space.parse(arch) if isinstance(arch, str) else arch)
+        canon = space.deployed_representative(space.parse(arch) if isinstance(arch, str) else arch)
         for precision in precisions:
             m = meter.measure_arch(canon, precision=precision, batch_size=batch_size, space=space,
                                    dataset=dataset)

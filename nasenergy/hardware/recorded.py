@@ -45,7 +45,9 @@ OPTIONAL_MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Measurement) if f.default is None)
 EXTRA_COLUMNS: tuple[str, ...] = ("canonical_arch", "arch_index", "driver_version", "torch_version",
                                   "measured_at")
-PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + MEASUREMENT_COLUMNS
+#: The columns every profile has (the optional measurement fields are in `OPTIONAL_COLUMNS`).
+PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + tuple(
+    c for c in MEASUREMENT_COLUMNS if c not in OPTIONAL_MEASUREMENT_COLUMNS)
 OPTIONAL_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows") + OPTIONAL_MEASUREMENT_COLUMNS
 #: The columns `write_profile` writes, in order.
 WRITTEN_COLUMNS: tuple[str, ...] = PROFILE_COLUMNS + OPTIONAL_COLUMNS
@@ -134,7 +136,7 @@ def read_profile(path: str | os.PathLike[str]) -> list[dict[str, str]]:
     try:
         with _open_text(p, "r") as f:
             reader = csv.DictReader(f)
-            missing = set(PROFILE_COLUMNS) - set(OPTIONAL_COLUMNS) - set(reader.fieldnames or ())
+            missing = set(PROFILE_COLUMNS) - set(reader.fieldnames or ())
             if missing:
                 raise UsageError(f"{p} is not a profile: columns missing: {', '.join(sorted(missing))}")
             return [{**row, **{k: "" for k in OPTIONAL_COLUMNS if k not in row}} for row in reader]

@@ -551,7 +551,7 @@ def read_table_files(files: Sequence[Path], space_name: str | None = None, *,
     data = _merge(usable, space)
     if not any(np.isfinite(v).any() for v in (*data.means.values(), *data.trials.values())):
         raise NoUsableRowsError(
-            f"no row of {path} gives an accuracy (only times: {', '.join(Path(c.file).name for c in usable)}); "
+            f"no row of {source} gives an accuracy (only times: {', '.join(Path(c.file).name for c in usable)}); "
             "an accuracy benchmark needs at least one accuracy column with values"
         )
     data.provenance.update({

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nasenergy.measurement import COUNTER_FIELDS
 from nasenergy.errors import DataNotFoundError, UsageError, first_line
 from nasenergy.search.credentials import PRIVATE_FILE_MODE
 from nasenergy.search.objectives import OBJECTIVES, SearchObjective, front_mask, objectives_for, points_of
@@ -75,8 +76,14 @@ CANDIDATE_COLUMNS: dict[str, str] = {
     "measure_energy_j_per_img": "float",
     "measure_energy_basis": "str",
     "utilization": "float",
-    "flops_per_img": "float",
-    "params": "int",
+    "measured_network": "str",
+    "flops_per_img_measured": "float",
+    "params_measured": "int",
+    "flops_per_img_official": "float",
+    "params_official": "int",
+    "memory_format": "str",
+    "counters_kind": "str",
+    **{name: "float" for name in COUNTER_FIELDS},
     "measure_device": "str",
     "measure_precision": "str",
     "measure_batch_size": "int",

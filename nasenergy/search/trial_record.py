@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nasenergy.measurement import COUNTER_FIELDS
+
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
@@ -128,8 +130,14 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
         "measure_energy_j_per_img": m.get("energy_j_per_img"),
         "measure_energy_basis": m.get("energy_basis"),
         "utilization": m.get("utilization"),
-        "flops_per_img": m.get("flops_per_img"),
-        "params": m.get("params"),
+        "measured_network": m.get("network_form"),
+        "flops_per_img_measured": m.get("flops_per_img"),
+        "params_measured": m.get("params"),
+        "flops_per_img_official": m.get("flops_per_img_official"),
+        "params_official": m.get("params_official"),
+        "memory_format": m.get("memory_format"),
+        "counters_kind": m.get("counters_kind"),
+        **{name: m.get(name) for name in COUNTER_FIELDS},
         "measure_device": m.get("device_name"),
         "measure_precision": m.get("precision"),
         "measure_batch_size": m.get("batch_size"),

@@ -13,10 +13,11 @@ def script(load_experiment):
     return load_experiment("profile_tss_space")
 
 
-def test_class_order_is_every_class_once_and_seeded(script, tss):
+def test_class_order_is_every_deployed_class_once_and_seeded(script, tss):
     order = script.class_order(tss, seed=0)
-    assert len(order) == len(set(order)) == 6466
-    assert all(tss.canonical(a) == a for a in order[:50])
+    assert len(order) == len(set(order)) == len({tss.deployed_key(a) for a in order}) == 6040
+    smallest = {tss.deployed_key(a): a for a in reversed(list(tss.enumerate()))}
+    assert all(smallest[tss.deployed_key(a)] == a for a in order[:50])  # the member of smallest index
     assert script.class_order(tss, seed=0)[:20] == order[:20]
     assert script.class_order(tss, seed=1)[:20] != order[:20]
 
@@ -34,7 +35,7 @@ def test_merge_is_idempotent_and_drops_partial_rows(script, tss, tmp_path):
     assert profile.read_bytes() == first
     rows = read_profile(profile)
     keys = [r["canonical_arch"] for r in rows]
-    assert len(keys) == len(set(keys)) == len({tss.canonical(x) for x in archs})
+    assert len(keys) == len(set(keys)) == len({tss.deployed_key(x) for x in archs})
     assert [int(r["arch_index"]) for r in rows] == sorted(int(r["arch_index"]) for r in rows)
     assert len(script.complete_rows(b)) == len(archs) - 4
 
@@ -49,6 +50,15 @@ def test_existing_profile_rows_win(script, tss, tmp_path):
     before = profile.read_bytes()
     assert script.main(["merge", str(chunk), "--profile", str(profile)]) == 0
     assert profile.read_bytes() == before
+
+
+def test_missing_settings_are_per_deployed_class(script, tss):
+    key = tss.deployed_key(tss.arch_at(7))
+    settings = [script.SETTINGS_FP16, script.SETTINGS_FP32]
+    assert script.missing_settings(key, settings, set()) == settings
+    assert script.missing_settings(key, settings, {(key, "fp16", 1024)}) == [script.SETTINGS_FP32]
+    assert script.missing_settings(key, settings, {("other", "fp16", 1024)}) == settings
+    assert script.missing_settings(key, settings, {(key, "fp16", 1024), (key, "fp32", 256)}) == []
 
 
 @pytest.mark.parametrize("text, expected", [("0/1", (0, 1)), ("1/2", (1, 2)), ("7/8", (7, 8))])
@@ -88,14 +98,3 @@ def test_merge_fill_rejects_unknown_columns(script, tmp_path, capsys):
         script.main(["merge", str(tmp_path / "x.csv"), "--fill", "throughput_img_per_s=1"])
     assert exc.value.code == 2
     assert "--fill" in capsys.readouterr().err
-
-
-def test_missing_settings_skip_what_a_class_already_has(script, tss):
-    arch = tss.canonical(tss.arch_at(11))
-    settings = [script.SETTINGS_FP16, script.SETTINGS_FP32]
-    assert script.missing_settings(arch, settings, set()) == settings
-    done = {(str(arch), "fp16", 1024)}
-    assert script.missing_settings(arch, settings, done) == [script.SETTINGS_FP32]
-    done.add((str(arch), "fp32", 256))
-    assert script.missing_settings(arch, settings, done) == []
-    assert script.missing_settings(tss.canonical(tss.arch_at(5000)), settings, done) == settings

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gzip
 
 import pytest
@@ -10,6 +12,7 @@ from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware import recorded
 from nasenergy.hardware.recorded import (
     OPTIONAL_COLUMNS,
+    OPTIONAL_MEASUREMENT_COLUMNS,
     PROFILE_COLUMNS,
     WRITTEN_COLUMNS,
     NotRecordedError,
@@ -93,4 +96,6 @@ def test_profile_without_optional_columns_reads_them_as_empty(small_profile, tmp
         w.writerows(rows)
     again = read_profile(old)
     assert all(r[k] == "" for r in again for k in OPTIONAL_COLUMNS)
-    assert [measurement_from_row(r) for r in again] == [measurement_from_row(r) for r in rows]
+    blank = dict.fromkeys(OPTIONAL_MEASUREMENT_COLUMNS)
+    assert [measurement_from_row(r) for r in again] == [
+        dataclasses.replace(measurement_from_row(r), **blank) for r in rows]
