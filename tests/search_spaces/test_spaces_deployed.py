@@ -157,3 +157,8 @@ def test_a_conv_read_twice_and_two_convs_are_different_deployed_networks() -> No
     two = TSS.parse("|nor_conv_1x1~0|+|nor_conv_1x1~0|none~1|+|skip_connect~0|skip_connect~1|skip_connect~2|")
     assert TSS.deployed_key(shared) != TSS.deployed_key(two)
     assert TSS.count_deployed(shared).params < TSS.count_deployed(two).params
+
+
+def test_the_readme_example_prints_what_it_says() -> None:
+    arch = TSS.parse("|nor_conv_3x3~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|")
+    assert (TSS.count(arch).params, TSS.count_deployed(arch).params, TSS.deployed_key(arch)) == (316346, 73306, "x")
