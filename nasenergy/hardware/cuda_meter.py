@@ -323,7 +323,7 @@ class CudaMeter:
                         probe_s = min(self._time_repeats(step, probe_steps, 2)) / probe_steps
                     if best is None or probe_s < best[0]:
                         best = (probe_s, net, x, step, keep, cl)
-                    del net, x, step, keep
+                    net = x = step = keep = None  # the slower format's copies go
                 assert best is not None
                 one_s, net, x, step, keep, channels_last = best
                 best = None

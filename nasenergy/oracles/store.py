@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -79,6 +80,12 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
     return path
 
 
+# What numpy raises on a damaged .npz: a bad archive, a bad array, or an .npy header it cannot parse
+# (the header is a Python literal: a damaged one raises SyntaxError or tokenize.TokenError).
+_DAMAGED = (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, RecursionError, SyntaxError,
+            tokenize.TokenError)
+
+
 def read_meta(path: str | Path) -> dict:
     """The JSON header of a benchmark file, without reading its arrays.
 
@@ -92,7 +99,7 @@ def read_meta(path: str | Path) -> dict:
     try:
         with np.load(path, allow_pickle=False) as npz:
             meta = json.loads(str(npz["meta"]))
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, RecursionError) as exc:
+    except _DAMAGED as exc:
         raise CorruptBenchmarkError(
             f"{path} is not a readable nasenergy benchmark file ({type(exc).__name__}); "
             f"re-create it with `python -m nasenergy.benchmark import`"
@@ -123,7 +130,7 @@ def load_benchmark(path: str | Path) -> BenchmarkData:
                 kind, *key = name.split(_SEP)
                 if kind in tables:
                     tables[kind][tuple(key)] = npz[name]
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+    except _DAMAGED as exc:
         raise CorruptBenchmarkError(
             f"{path} is damaged ({type(exc).__name__}); re-create it with "
             f"`python -m nasenergy.benchmark import`"

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from nasenergy.search.credentials import mask_argv, mask_text
+from nasenergy.search.credentials import mask_text
 
 _PACKAGES = ("nasenergy", "torch", "optuna", "numpy", "sqlalchemy", "nats_bench", "scikit-learn", "matplotlib")
 

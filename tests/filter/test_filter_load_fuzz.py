@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from json_mutation import JSON_VALUES, json_paths, mutate
 from nasenergy.errors import NasEnergyError
 from nasenergy.filter import (
     DominanceFilter,
@@ -27,11 +28,6 @@ from nasenergy.filter import (
     synthetic_observations,
 )
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=6,
-)
 FUZZ = settings(max_examples=250, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -51,28 +47,6 @@ def _saved() -> tuple[dict[str, Any], ...]:
     return tuple(f.to_dict() for f in filters)
 
 
-def _paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc[:3]):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-def _mutate(doc: dict, path: tuple, value: Any, delete: bool) -> Any:
-    if not path:
-        return value
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    if delete and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    return doc
 
 
 def _load_text(text: str) -> UtilizationFilter:
@@ -99,8 +73,8 @@ def _check_usable_or_refused(text: str) -> None:
 @given(data=st.data())
 def test_a_mutated_saved_filter_loads_or_is_refused_in_one_line(data):
     doc = copy.deepcopy(data.draw(st.sampled_from(_saved())))
-    path = data.draw(st.sampled_from(_paths(doc)))
-    mutated = _mutate(doc, path, data.draw(JSON_VALUES), data.draw(st.booleans()))
+    path = data.draw(st.sampled_from(json_paths(doc)))
+    mutated = mutate(doc, path, data.draw(JSON_VALUES), delete=data.draw(st.booleans()))
     _check_usable_or_refused(json.dumps(mutated))
 
 

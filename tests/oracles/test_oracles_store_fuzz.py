@@ -13,7 +13,6 @@ import io
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from json_mutation import JSON_VALUES, json_paths, mutate
 from nasenergy.benchmark import main as benchmark_main
 from nasenergy.errors import NasEnergyError
 from nasenergy.oracles.errors import CorruptBenchmarkError
@@ -29,11 +29,6 @@ from nasenergy.oracles.tables import read_tables
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=6,
-)
 DTYPES = st.sampled_from(["float64", "float32", "int64", "int8", "bool", "<U4", "complex128"])
 ARRAYS = DTYPES.flatmap(lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=2, max_side=4)))
 
@@ -53,13 +48,6 @@ def _valid_arrays() -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as npz:
         return {name: npz[name] for name in npz.files}
 
-
-def _json_paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out += _json_paths(v, (*prefix, k))
-    return out
 
 
 def _check(path: Path) -> None:
@@ -81,15 +69,7 @@ def test_a_damaged_benchmark_file_loads_or_is_refused_in_one_line(data):
     how = data.draw(st.sampled_from(["meta", "replace", "remove", "add"]))
     if how == "meta":
         meta = json.loads(str(arrays["meta"]))
-        where = data.draw(st.sampled_from(_json_paths(meta)))
-        value = data.draw(JSON_VALUES)
-        if not where:
-            meta = value
-        else:
-            parent = meta
-            for step in where[:-1]:
-                parent = parent[step]
-            parent[where[-1]] = value
+        meta = mutate(meta, data.draw(st.sampled_from(json_paths(meta, list_items=0))), data.draw(JSON_VALUES))
         arrays["meta"] = np.asarray(json.dumps(meta))
     elif how == "replace":
         arrays[data.draw(st.sampled_from(sorted(arrays)))] = data.draw(ARRAYS)

@@ -15,23 +15,18 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from json_mutation import JSON_VALUES, json_paths, mutate
 from nasenergy.errors import NasEnergyError, UsageError
 from nasenergy.search.objectives import points_of
 from nasenergy.search.run_files import CANDIDATES_CSV, CONFIG_JSON, ENV_JSON, load_run
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=6,
-)
 CELLS = st.text(max_size=12) | st.sampled_from(["", "nan", "inf", "1.5", "-3", "true", "x,y", '"', "\x00", "1e400"])
 
 
@@ -76,16 +71,6 @@ def _copy() -> Path:
     return folder / "run"
 
 
-def _json_paths(doc: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out += _json_paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc[:3]):
-            out += _json_paths(v, (*prefix, i))
-    return out
-
 
 @FUZZ
 @given(data=st.data())
@@ -123,15 +108,7 @@ def test_a_damaged_config_or_env_is_read_or_refused_in_one_line(data):
         path = run_dir / data.draw(st.sampled_from([CONFIG_JSON, ENV_JSON]))
         if data.draw(st.booleans()):
             doc = copy.deepcopy(json.loads(path.read_text()))
-            where = data.draw(st.sampled_from(_json_paths(doc)))
-            value = data.draw(JSON_VALUES)
-            if not where:
-                doc = value
-            else:
-                parent = doc
-                for step in where[:-1]:
-                    parent = parent[step]
-                parent[where[-1]] = value
+            doc = mutate(doc, data.draw(st.sampled_from(json_paths(doc))), data.draw(JSON_VALUES))
             path.write_text(json.dumps(doc))
         else:
             path.write_bytes(data.draw(st.binary(max_size=60)))
