@@ -190,6 +190,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
                                      torch.__version__):
                 writer.writerow(row)
                 n_rows += 1
+                if args.verbose:
+                    phases = ", ".join(f"{k} {v:.3f}" for k, v in meter.last_phases_s.items())
+                    print(f"  {row['precision']}: {phases} s", flush=True)
             f.flush()
             per_class.append(time.perf_counter() - t0)
             if args.verbose:

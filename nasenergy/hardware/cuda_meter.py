@@ -193,6 +193,9 @@ class CudaMeter:
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
         self.last_counters: GpuCounters | None = None
+        self.last_phases_s: dict[str, float] = {}
+        """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
+        probes), ``throughput``, ``energy`` and ``release`` (for tuning the profiler)."""
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
 
     # ----------------------------------------------------------------------------- helpers
@@ -334,7 +337,9 @@ class CudaMeter:
                     sample_clock()
                     counted.append(count_model(model, shape, run_on=net))
 
+                t_prepared = time.perf_counter()
                 times = self._time_repeats(step, steps, self.n_repeats, while_timed)
+                t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None
                 source = self._energy_source() if self.measure_energy else None
@@ -349,8 +354,11 @@ class CudaMeter:
                         min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
                         on_edge=sample_clock)
                     self.last_counters = counters.stop()
+                t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
                 del step, keep, net, x
+                self.last_phases_s = {"prepare": t_prepared - t_start, "throughput": t_timed - t_prepared,
+                                      "energy": t_energy - t_timed, "release": time.perf_counter() - t_energy}
         except torch.cuda.OutOfMemoryError:
             torch.cuda.empty_cache()
             raise MeterError(
