@@ -164,10 +164,15 @@ def summarize(rows: list[dict[str, str]]) -> list[str]:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
+    from nasenergy.errors import UsageError
+
     rows: list[dict[str, str]] = []
     for path in args.csvs:
-        with open(path, newline="") as f:
-            rows += [r for r in csv.DictReader(f) if r.get("seconds")]
+        try:
+            with open(path, newline="") as f:
+                rows += [r for r in csv.DictReader(f) if r.get("seconds")]
+        except (OSError, csv.Error, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from None
     if not rows:
         print("error: no complete rows in the given CSVs", file=sys.stderr)
         return 2
