@@ -1,4 +1,4 @@
-"""Measure every deployed TSS network on the GPU, resumably, into the recorded profile.
+"""Measure every deployed TSS network (or a seeded sample of SSS ones) on the GPU, resumably, into a recorded profile.
 
 Subcommands:
 
@@ -12,6 +12,8 @@ Subcommands:
     index. Classes already in ``--profile`` or in any chunk CSV in ``--chunk-dir`` are skipped.
     Rows are appended to a new chunk CSV as they are measured; the run stops cleanly before
     ``--time-limit-s``. The next network is built on the CPU while the current one is measured.
+    ``--space sss`` measures SSS configurations instead (each its own deployed network), in a seeded
+    random order; ``--max-classes 4096`` takes the first 4,096 of it, a uniform random sample.
 
 ``merge``
     Merges chunk CSVs into the profile (default ``nasenergy/data/h200_tss_profile.csv.gz``).
@@ -150,7 +152,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
         return 2
-    space = get_space("tss")
+    space = get_space(args.space)
     settings = [SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else [])
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
@@ -257,7 +259,7 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("error: re-measuring needs a CUDA GPU", file=sys.stderr)
         return 2
-    space = get_space("tss")
+    space = get_space(args.space)
     rows = [r for r in read_profile(args.profile) if r["precision"] == "fp16"]
     if not rows:
         print(f"error: {args.profile} has no fp16 rows", file=sys.stderr)
@@ -305,7 +307,7 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy.hardware.recorded import DEPLOYED_PROFILE as DEFAULT_PROFILE
+    from nasenergy.hardware.recorded import DEPLOYED_PROFILE, SSS_PROFILE
 
     from nasenergy._cli import OneLineParser
 
@@ -313,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("measure", help="measure the next classes into a chunk CSV")
     m.add_argument("--chunk-dir", type=Path, default=Path("profile_chunks"))
-    m.add_argument("--profile", type=Path, default=DEFAULT_PROFILE, help="classes in it are skipped")
+    m.add_argument("--profile", type=Path, help="classes in it are skipped (default: the space's deployed profile)")
     m.add_argument("--time-limit-s", type=float, default=540.0)
     m.add_argument("--max-classes", type=int)
     m.add_argument("--seed", type=int, default=0)
@@ -326,17 +328,22 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--verbose", action="store_true", help="print each class's seconds")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
     g.add_argument("chunks", type=Path, nargs="+")
-    g.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
+    g.add_argument("--profile", type=Path, help="default: the space's deployed profile")
     g.add_argument("--fill", type=parse_fill, action="append", default=[], metavar="COLUMN=VALUE",
                    help="set an optional column where it is empty (repeatable)")
     r = sub.add_parser("remeasure", help="re-measure N profiled classes; agreement report")
     r.add_argument("n", type=int)
-    r.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
+    r.add_argument("--profile", type=Path, help="default: the space's deployed profile")
     r.add_argument("--out", type=Path, default=Path("results/profile_agreement"))
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--energy-window-s", type=float, help="default: the meter's")
     r.add_argument("--energy-repeats", type=int, help="default: the meter's")
+    for sub_parser in (m, g, r):
+        sub_parser.add_argument("--space", choices=("tss", "sss"), default="tss",
+                                help="tss (all deployed classes) or sss (use --max-classes for a seeded sample)")
     args = p.parse_args(argv)
+    if args.profile is None:
+        args.profile = SSS_PROFILE if args.space == "sss" else DEPLOYED_PROFILE
     from nasenergy._cli import run_main
 
     return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args))

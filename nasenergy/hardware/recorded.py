@@ -38,6 +38,13 @@ if TYPE_CHECKING:
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
 #: The profile of deployed networks, being re-recorded (not yet the default while it is partial).
 DEPLOYED_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_deployed_profile.csv.gz"
+#: The profile of a seeded sample of SSS configurations (deployed networks), once recorded.
+SSS_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_sss_deployed_profile.csv.gz"
+
+
+def default_profile(space_name: str) -> Path:
+    """The shipped profile of a space (``tss`` or ``sss``)."""
+    return SSS_PROFILE if space_name == "sss" else DEFAULT_PROFILE
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Measurement))
 #: Measurement fields a profile may lack (added later; they read as empty, i.e. ``None``).
@@ -172,8 +179,8 @@ class RecordedMeter:
     """Replays a recorded TSS profile (``source="recorded"``).
 
     Args:
-        path: the profile CSV (default: the H200 profile shipped in ``nasenergy/data``).
-        space: the TSS search space (default: ``search_spaces.get_space("tss")``).
+        path: the profile CSV (default: the H200 profile of `space` shipped in ``nasenergy/data``).
+        space: the search space of the profile's architectures (default: ``get_space("tss")``).
 
     Raises:
         DataNotFoundError: the profile file is missing.
@@ -182,11 +189,12 @@ class RecordedMeter:
     precisions: tuple[str, ...]
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, space: Any = None) -> None:
-        self.path = Path(path) if path is not None else DEFAULT_PROFILE
+        space_name = getattr(space, "name", "tss")
+        self.path = Path(path) if path is not None else default_profile(space_name)
         if path is None and not self.path.is_file():
             raise DataNotFoundError(
-                f"the recorded H200 profile is not installed ({self.path}); measure on a GPU "
-                "with hardware='cuda' or give a profile path"
+                f"the recorded H200 profile of the {space_name} space is not installed ({self.path.name}); "
+                "measure on a GPU (--hardware cuda) or on this CPU (--hardware cpu)"
             )
         self._space = space
         self._rows: dict[tuple[str, str, int, str], dict[str, str]] = {}

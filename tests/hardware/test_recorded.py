@@ -10,6 +10,7 @@ import pytest
 
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware import recorded
+from nasenergy.testing import write_fake_profile
 from nasenergy.hardware.recorded import (
     OPTIONAL_COLUMNS,
     OPTIONAL_MEASUREMENT_COLUMNS,
@@ -99,3 +100,20 @@ def test_profile_without_optional_columns_reads_them_as_empty(small_profile, tmp
     blank = dict.fromkeys(OPTIONAL_MEASUREMENT_COLUMNS)
     assert [measurement_from_row(r) for r in again] == [
         dataclasses.replace(measurement_from_row(r), **blank) for r in rows]
+
+
+def test_an_sss_profile_answers_its_configurations_and_says_when_none_is_installed(tmp_path, monkeypatch):
+    from search_spaces import get_space
+
+    sss = get_space("sss")
+    archs = sss.sample(6, seed=0)
+    path = write_fake_profile(tmp_path / "sss.csv.gz", archs, space=sss)
+    meter = RecordedMeter(path, space=sss)
+    for arch in archs:
+        m = meter.measure_arch(arch, precision="fp16", batch_size=1024)
+        assert m.source == "recorded" and m.params == sss.count_deployed(arch).params
+        assert m.params_official == sss.count(arch).params
+    assert not meter.covers(sss.sample(1, seed=99)[0]) or sss.sample(1, seed=99)[0] in archs
+    monkeypatch.setattr(recorded, "SSS_PROFILE", tmp_path / "absent.csv.gz")
+    with pytest.raises(DataNotFoundError, match="sss space"):
+        RecordedMeter(space=sss)
