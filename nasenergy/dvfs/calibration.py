@@ -24,12 +24,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from nasenergy.dvfs.model import power_w, time_ratio
-from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams
+from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams, compute_share
 from nasenergy.dvfs.sweeps import Sweep
 from nasenergy.errors import UsageError
 
 DEFAULT_OVERLAP_EXPONENTS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
 DEFAULT_FEATURE_SETS: tuple[tuple[str, ...], ...] = (
+    ("compute_share",),
     ("sm_active", "dram_active", "power_frac"),
     ("power_frac",),
 )
@@ -150,6 +151,7 @@ def sweep_features(sweep: Sweep, power_limit_w: float, idle_power_w: float
         "sm_active": sweep.sm_active,
         "dram_active": sweep.dram_active,
         "gpu_busy": sweep.gpu_busy,
+        "compute_share": compute_share(sweep.sm_active, sweep.dram_active),
     }
 
 

@@ -27,8 +27,21 @@ FORMAT = "nasenergy.dvfs.params/1"
 #: ``flop_util`` = achieved / peak arithmetic rate (`Measurement.utilization`; DCGM pipe activity);
 #: ``sm_active`` = fraction of time SMs are busy (DCGM field 1002, NVML GPM SM_UTIL / 100);
 #: ``dram_active`` = fraction of peak DRAM bandwidth in use (DCGM 1005, NVML GPM DRAM_BW_UTIL / 100);
-#: ``gpu_busy`` = fraction of time a kernel runs (NVML utilization.gpu / 100, DCGM 1001).
-FEATURES: tuple[str, ...] = ("power_frac", "flop_util", "sm_active", "dram_active", "gpu_busy")
+#: ``gpu_busy`` = fraction of time a kernel runs (NVML utilization.gpu / 100, DCGM 1001);
+#: ``compute_share`` = ``sm_active * (1 - dram_active)``, the share of time the SMs are busy while
+#: DRAM bandwidth is not the limit (`compute_share`; equation 6 of `nasenergy.dvfs.model`).
+FEATURES: tuple[str, ...] = ("power_frac", "flop_util", "sm_active", "dram_active", "gpu_busy",
+                             "compute_share")
+
+
+def compute_share(sm_active: float | None, dram_active: float | None) -> float | None:
+    """``sm_active * (1 - dram_active)`` (both fractions 0..1, clipped), or ``None`` if either is
+    missing: the default-clock estimate of how much of a workload's time the SM clock drives."""
+    if not (_present(sm_active) and _present(dram_active)):
+        return None
+    sm = min(1.0, max(0.0, float(sm_active)))  # type: ignore[arg-type]
+    dram = min(1.0, max(0.0, float(dram_active)))  # type: ignore[arg-type]
+    return sm * (1.0 - dram)
 
 _PARAMS_DIR = Path(__file__).resolve().parent / "params"
 

@@ -55,6 +55,7 @@ class WorkloadResult:
     energy_error_frac: float
     regret_frac: float
     regret_activity_frac: float
+    regret_counters_frac: float
     regret_constant_alpha_frac: float
     regret_oracle_alpha_frac: float
     regret_fixed_clock_frac: float
@@ -106,6 +107,7 @@ def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
 
 _MAIN = ("power_frac",)
 _ACTIVITY = ("sm_active", "dram_active", "power_frac")
+_COUNTERS = ("compute_share",)
 
 
 def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
@@ -119,7 +121,8 @@ def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
 def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep]) -> WorkloadResult:
     """Score the model (calibrated as `params` on `train`) on one held-out measured `sweep`.
 
-    The main variant predicts ``alpha`` from ``power_frac`` (what a `Measurement` gives), capped
+    The main variant predicts ``alpha`` from ``power_frac`` (the model before per-network counters;
+    the ``counters`` variant uses the compute share of equation 6), capped
     by the GPU-busy fraction where the sweep records one.
     """
     model = DvfsModel(params)
@@ -129,6 +132,7 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
     alphas = {
         "main": _predicted_alpha(params, _MAIN, feats, sweep.gpu_busy),
         "activity": _predicted_alpha(params, _ACTIVITY, feats, sweep.gpu_busy),
+        "counters": _predicted_alpha(params, _COUNTERS, feats, sweep.gpu_busy),
         "constant": _predicted_alpha(params, (), feats, sweep.gpu_busy),
         "oracle_alpha": fit_alpha(sweep, params.overlap_exponent),
     }
@@ -168,6 +172,7 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
         predicted_saving_frac=choice.energy_saving_frac,
         energy_error_frac=float(choice.best.energy_j_per_img / sweep.energy[i_model] - 1.0),
         regret_frac=regrets["main"], regret_activity_frac=regrets["activity"],
+        regret_counters_frac=regrets["counters"],
         regret_constant_alpha_frac=regrets["constant"],
         regret_oracle_alpha_frac=regrets["oracle_alpha"],
         regret_fixed_clock_frac=_regret(sweep, fixed), fixed_clock_mhz=fixed,
@@ -232,6 +237,7 @@ class Summary:
 _VARIANT_FIELD = {
     "model (alpha from power_frac; the default)": "regret_frac",
     "model (alpha from activity + power)": "regret_activity_frac",
+    "model (alpha from compute share of counters)": "regret_counters_frac",
     "model (constant alpha)": "regret_constant_alpha_frac",
     "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
     "fixed clock best on training workloads": "regret_fixed_clock_frac",
