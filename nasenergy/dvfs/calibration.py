@@ -136,10 +136,13 @@ def _fit_predictor(features: tuple[str, ...], rows: list[dict[str, float | None]
     lo = max(ALPHA_MIN, float(alphas.min()))
     if not features or len(rows) < len(features) + 2:
         mean = float(np.clip(alphas.mean(), lo, 1.0))
-        return AlphaPredictor(features, tuple(0.0 for _ in features), mean, lo)
+        rmse = float(np.sqrt(np.mean((alphas - mean) ** 2)))
+        return AlphaPredictor(features, tuple(0.0 for _ in features), mean, lo, rmse=rmse)
     x = np.array([[float(r[f]) for f in features] for r in rows])  # type: ignore[arg-type]
     reg = LinearRegression().fit(x, alphas)
-    return AlphaPredictor(features, tuple(float(c) for c in reg.coef_), float(reg.intercept_), lo)
+    pred = AlphaPredictor(features, tuple(float(c) for c in reg.coef_), float(reg.intercept_), lo)
+    fitted = np.array([pred.predict(r) for r in rows])
+    return dataclasses.replace(pred, rmse=float(np.sqrt(np.mean((alphas - fitted) ** 2))))
 
 
 def sweep_features(sweep: Sweep, power_limit_w: float, idle_power_w: float
