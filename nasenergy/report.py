@@ -240,7 +240,8 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         f"Search accuracy: {_metric(evaluated, 'accuracy_split', 'accuracy_schedule')} (the objective); final "
         f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}. Throughput and energy at each cell's "
         "optimal clock. The energy saving is against the default clock; its band is the model's when "
-        "the network's clock sensitivity is off by its calibration residual. The clock comes from a "
+        "the network's clock sensitivity is off by its calibration residual (and, for the generic "
+        "model, with each calibrated GPU's shape in turn). The clock comes from a "
         "measured sweep (`measured`), a model calibrated on measured sweeps of this GPU "
         "(`modelled (calibrated)`), one carried over from another GPU (`modelled (extrapolated)`) or "
         "the generic model built from what NVML reports (`modelled (generic)`).",

@@ -46,24 +46,35 @@ def resolve_params(measurement: Measurement, params: GpuDvfsParams | None = None
 
 
 def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: float,
-                alpha: float) -> tuple[float, float]:
-    """``(low, high)`` energy saving at `sm_clock_mhz` against the default clock when the
-    workload's ``alpha`` is off by the predictor's calibration residual (``rmse``) either way.
+                alpha: float, *, shape_references: Sequence[GpuDvfsParams] | None = None
+                ) -> tuple[float, float]:
+    """``(low, high)`` energy saving at `sm_clock_mhz` against the default clock under the
+    model's uncertainty.
 
-    The default-clock energy is measured, so the band reflects the error of the clock
-    sensitivity; for a generic set the residual is the widest of its references'. It does not
-    cover errors of the power shape itself (see the validations in results/dvfs_validation).
+    Always: the workload's ``alpha`` off by the predictor's calibration residual (``rmse``) either
+    way. For a ``generic`` set also its shape: the saving is recomputed with the shape of each
+    calibrated reference in turn (`nasenergy.dvfs.generic.reshape`; default references: the
+    shipped calibrated sets), since which GPU the unknown one resembles is not known. The
+    default-clock energy is measured, so the band is about the other clocks only. How often the
+    measured saving falls inside it is in results/dvfs_validation.
     """
     preds = [a for a in params.alpha_predictors if a.usable_with(obs.features(params))]
     rmse = preds[0].rmse if preds else max(a.rmse for a in params.alpha_predictors)
     lo = min(a.lo for a in params.alpha_predictors)
-    model = DvfsModel(params)
+    if shape_references is not None and params.provenance == "generic":
+        from nasenergy.dvfs.generic import reshape
+
+        shapes = [params] + [reshape(params, r, shape_references) for r in shape_references]
+    else:
+        shapes = _shapes(params)
     e0 = obs.power_w * obs.time_s_per_img
     savings = []
-    for a in (alpha - rmse, alpha, alpha + rmse):
-        a = min(1.0, max(lo, a))
-        e = float(model.curve(obs, [sm_clock_mhz], alpha=a).energy_j_per_img[0])
-        savings.append(1.0 - e / e0)
+    for shape in shapes:
+        model = DvfsModel(shape)
+        for a in (alpha - rmse, alpha, alpha + rmse):
+            a = min(1.0, max(lo, a))
+            e = float(model.curve(obs, [sm_clock_mhz], alpha=a).energy_j_per_img[0])
+            savings.append(1.0 - e / e0)
     return min(savings), max(savings)
 
 
@@ -216,16 +227,27 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
     return text
 
 
+def _shapes(params: GpuDvfsParams) -> list[GpuDvfsParams]:
+    """`params`, and for a generic set the same with each calibrated reference's shape."""
+    if params.provenance != "generic":
+        return [params]
+    from nasenergy.dvfs.generic import reshape
+    from nasenergy.dvfs.params import shipped_params
+
+    refs = [r for r in shipped_params().values() if r.provenance == "calibrated"]
+    return [params] + [reshape(params, r, refs) for r in refs]
+
+
 def _band_curves(model: DvfsModel, obs: WorkloadObservation, clocks: Sequence[float] | None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest modelled energy per clock with ``alpha`` off by the predictor's rmse."""
+    """Lowest and highest modelled energy per clock over the band of `saving_band`."""
     p = model.params
     alpha = model.alpha(obs)
     preds = [a for a in p.alpha_predictors if a.usable_with(obs.features(p))]
     rmse = preds[0].rmse if preds else 0.0
     lo = min(a.lo for a in p.alpha_predictors)
-    curves = [model.curve(obs, clocks, alpha=min(1.0, max(lo, a))).energy_j_per_img
-              for a in (alpha - rmse, alpha, alpha + rmse)]
+    curves = [DvfsModel(shape).curve(obs, clocks, alpha=min(1.0, max(lo, a))).energy_j_per_img
+              for shape in _shapes(p) for a in (alpha - rmse, alpha, alpha + rmse)]
     return np.min(curves, axis=0), np.max(curves, axis=0)
 
 
@@ -240,7 +262,8 @@ def _plot(f: np.ndarray, e: np.ndarray, thr: np.ndarray, opt: OptimalClock, path
     ax.plot(f, e * 1e3, color="tab:blue", label=f"energy per image ({opt.label})")
     if band is not None:
         ax.fill_between(f, band[0] * 1e3, band[1] * 1e3, color="tab:blue", alpha=0.2,
-                        label="band: alpha +/- calibration residual")
+                        label="band: sensitivity +/- calibration residual"
+                              + (" and each reference GPU's shape" if opt.basis == "generic" else ""))
     ax.scatter([opt.default.sm_clock_mhz], [opt.default.energy_j_per_img * 1e3], color="black",
                zorder=3, label=f"default clock ({opt.default.source})")
     lo_s, hi_s = opt.saving_band_frac or (opt.energy_saving_frac, opt.energy_saving_frac)

@@ -219,6 +219,25 @@ def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None =
         sources=tuple(sources.items()))
 
 
+def reshape(params: GpuDvfsParams, reference: GpuDvfsParams,
+            references: Sequence[GpuDvfsParams]) -> GpuDvfsParams:
+    """`params` (a generic set averaged over `references`) with the shape of one `reference`
+    instead of the mean: its knee fraction and static/idle ratio (scaled from the mean ones), its
+    ``v_floor``, ``v_exponent``, ``per_cycle_share`` and ``overlap_exponent``. The saving band of
+    a generic set spans these (`nasenergy.dvfs.api.saving_band`)."""
+    knee_mean = _mean(r.knee_clock_mhz / r.max_clock_mhz for r in references)
+    static_mean = _mean(r.static_power_w / r.idle_power_w for r in references)
+    knee = params.knee_clock_mhz * (reference.knee_clock_mhz / reference.max_clock_mhz) / knee_mean
+    clocks = params.supported_clocks_mhz
+    knee = min(knee, 0.5 * (clocks[-2] + clocks[-1]))
+    return dataclasses.replace(
+        params, knee_clock_mhz=knee,
+        static_power_w=params.static_power_w * (reference.static_power_w / reference.idle_power_w)
+        / static_mean,
+        v_floor=reference.v_floor, v_exponent=reference.v_exponent,
+        per_cycle_share=reference.per_cycle_share, overlap_exponent=reference.overlap_exponent)
+
+
 def facts_from_measurement(m: Measurement, *, power_limit_w: float,
                            supported_clocks_mhz: Sequence[float]) -> GpuFacts:
     """`GpuFacts` from a measurement and the two NVML figures a caller already has."""

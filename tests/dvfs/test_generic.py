@@ -90,3 +90,23 @@ def test_mean_predictors_average_over_the_sets_that_have_them() -> None:
     having = [a for s in sets for a in s.alpha_predictors if a.features == ("compute_share",)]
     assert 0 < len(having) < len(sets)  # the GTX Titan X sweeps have no counters
     assert preds[0].coef[0] == pytest.approx(sum(a.coef[0] for a in having) / len(having))
+
+
+def test_generic_band_spans_the_reference_shapes() -> None:
+    import dataclasses
+
+    from nasenergy.dvfs.api import saving_band
+    from nasenergy.dvfs.generic import reshape
+    from nasenergy.dvfs.model import observation_from_measurement
+
+    refs = [make_params(name="a", knee_clock_mhz=990.0, v_floor=0.6),
+            make_params(name="b", knee_clock_mhz=1700.0, v_floor=0.9)]
+    m = _l4_measurement()
+    p = generic_params(GpuFacts.from_device(_device()).with_measurement(m), refs)
+    assert reshape(p, refs[0], refs).knee_clock_mhz < p.knee_clock_mhz < reshape(p, refs[1], refs).knee_clock_mhz
+    assert reshape(p, refs[1], refs).v_floor == 0.9
+    obs = observation_from_measurement(m, p)
+    alpha = 0.5
+    lo_g, hi_g = saving_band(p, obs, 1200.0, alpha, shape_references=refs)
+    lo_a, hi_a = saving_band(dataclasses.replace(p, provenance="calibrated"), obs, 1200.0, alpha)
+    assert lo_g < lo_a <= hi_a < hi_g
