@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import gzip
+import io
 import sys
 from pathlib import Path
 
@@ -193,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         per_class = per_class_rows(rows)
         summary = summarise(per_class)
         args.out.mkdir(parents=True, exist_ok=True)
-        with gzip.open(args.out / "per_class.csv.gz", "wt", newline="") as fh:
+        with gzip.GzipFile(args.out / "per_class.csv.gz", "wb", mtime=0) as raw, \
+                io.TextIOWrapper(raw, newline="") as fh:  # mtime 0: the same bytes every run
             w = csv.DictWriter(fh, fieldnames=list(per_class[0]))
             w.writeheader()
             w.writerows({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()}
