@@ -154,6 +154,35 @@ def recorded_plan(meter: Any, arch: Any, precisions: Sequence[str], batch_size: 
     return kept or plan[:1]
 
 
+def _has_shipped_params(device_name: str) -> bool:
+    try:
+        from nasenergy.dvfs.params import params_for_device
+    except ImportError:
+        return True  # no DVFS parameters installed: nothing to look up
+
+    try:
+        params_for_device(device_name)
+    except UsageError:
+        return False
+    return True
+
+
+def nvml_device_named(name: str) -> Any:
+    """An open NVML device of this machine whose name is `name` (read only), or ``None``: the
+    generic DVFS model of a GPU without a shipped parameter set reads its facts there."""
+    from nasenergy.hardware.nvml import NvmlError, device_count, open_device
+
+    for index in range(device_count()):
+        try:
+            dev = open_device(index)
+        except NvmlError:
+            continue
+        if dev.name == name:
+            return dev
+        dev.close()
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Carry out a parsed command line; returns the exit status."""
     if args.batch_size is not None and args.batch_size < 1:
@@ -206,9 +235,11 @@ def run(args: argparse.Namespace) -> int:
         device = getattr(meter, "nvml_device", None)
         extra = {} if args.max_slowdown is None else {"max_slowdown": args.max_slowdown}
         for i, m in enumerate(measurements):
+            if device is None and not _has_shipped_params(m.device_name):
+                device = nvml_device_named(m.device_name)
             curves[i] = show_curve(m, device=device,
                                    png_path=_png_for(args.png, m.precision, len(measurements) > 1),
-                                   mode=args.dvfs_mode, **extra)
+                                   mode=args.dvfs_mode, network=str(arch), **extra)
     if args.json:
         out = {"space": space.name, "arch": str(arch), "dataset": args.dataset,
                "hardware": hardware,

@@ -10,6 +10,7 @@ the caveats (modelled clocks, extrapolated DVFS parameters) are spelled out.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -130,6 +131,13 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     return line
 
 
+def _band(r: Mapping[str, Any]) -> str:
+    lo, hi = r.get("energy_saving_low_pct"), r.get("energy_saving_high_pct")
+    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+        return "–"
+    return f"{float(lo):.1f} to {float(hi):.1f}"
+
+
 def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     measured = [r for r in rows if r.get("measure_source") and r.get("outcome") != "duplicate"]
@@ -218,7 +226,8 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         f"{_metric(evaluated, 'final_split', 'final_schedule', 'final_trial')}"
         + (f"; unavailable for {len(final_missing)} evaluations ({final_missing[0].get('final_error') or 'no value'})"
            if final_missing else ""),
-        f"- optimal clock (DVFS): {_sources(evaluated, 'dvfs_source')}",
+        f"- optimal clock (DVFS): "
+        f"{_sources([{**r, 'dvfs_label': r.get('dvfs_label') or r.get('dvfs_source')} for r in evaluated], 'dvfs_label')}",
         f"- scored throughput: {_sources(evaluated, 'throughput_source')}; scored energy: "
         f"{_sources(evaluated, 'energy_source')}",
         "",
@@ -230,11 +239,16 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "",
         f"Search accuracy: {_metric(evaluated, 'accuracy_split', 'accuracy_schedule')} (the objective); final "
         f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}. Throughput and energy at each cell's "
-        "optimal clock.",
+        "optimal clock. The energy saving is against the default clock; its band is the model's when "
+        "the network's clock sensitivity is off by its calibration residual (and, for the generic "
+        "model, with each calibrated GPU's shape in turn). The clock comes from a "
+        "measured sweep (`measured`), a model calibrated on measured sweeps of this GPU "
+        "(`modelled (calibrated)`), one carried over from another GPU (`modelled (extrapolated)`) or "
+        "the generic model built from what NVML reports (`modelled (generic)`).",
         "",
         "| trial | arch index | arch | search acc % | final acc % | img/s | J/img | optimal clock MHz | "
-        "default clock MHz | energy saving % | DVFS source |",
-        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "default clock MHz | energy saving % | saving band % | clock from |",
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in front:
         lines.append(
@@ -243,7 +257,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
             f"{_fmt(r.get('throughput_img_per_s'), ',.0f')} | "
             f"{_fmt(r.get('energy_j_per_img'), '.3e')} | {_fmt(r.get('optimal_sm_clock_mhz'), '.0f')} | "
             f"{_fmt(r.get('default_sm_clock_mhz'), '.0f')} | {_fmt(r.get('energy_saving_pct'), '.1f')} | "
-            f"{r.get('dvfs_source') or '–'} |"
+            f"{_band(r)} | {r.get('dvfs_label') or r.get('dvfs_source') or '–'} |"
         )
     files = ["`candidates.csv` (every candidate)", "`pareto_front.csv`", "`config.json`", "`env.json`",
              *(f"`{name}`" for name in plot_names(objectives))]

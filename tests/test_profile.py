@@ -89,8 +89,9 @@ def test_dvfs_hook_is_called(recorded_args, capsys, monkeypatch, tmp_path):
     assert "DVFS CURVE TEXT" in capsys.readouterr().out
     assert profile.main(args + ["--dvfs", "--dvfs-mode", "bounded-slowdown",
                                 "--max-slowdown", "0.1"]) == 0
-    assert calls == [("fp16", None, png, "min-edp", {}),
-                     ("fp16", None, None, "bounded-slowdown", {"max_slowdown": 0.1})]
+    net = str(args[-1])
+    assert calls == [("fp16", None, png, "min-edp", {"network": net}),
+                     ("fp16", None, None, "bounded-slowdown", {"max_slowdown": 0.1, "network": net})]
 
 
 def test_dvfs_curve_from_the_real_model(tmp_path, capsys):
@@ -105,6 +106,32 @@ def test_dvfs_curve_from_the_real_model(tmp_path, capsys):
                          "--dvfs"]) == 0
     out = capsys.readouterr().out
     assert "MHz" in out and "*" in out
+
+
+def test_dvfs_curve_of_a_gpu_without_parameters_is_generic(tmp_path, capsys, monkeypatch):
+    """A GPU no parameter set matches: the fake NVML's facts give a curve labelled generic."""
+    pytest.importorskip("matplotlib")
+    from nasenergy.hardware import nvml
+    from nasenergy.testing import FakeGpu, FakeMeter, FakeNvml, write_fake_profile
+
+    name = "NVIDIA L4 (fake)"
+    fake = FakeNvml([FakeGpu(name=name, graphics_clocks_mhz=tuple(range(210, 2041, 15)),
+                             default_sm_clock_mhz=2040, idle_power_w=16.0, power_limit_w=72.0,
+                             power_limit_range_w=(40.0, 72.0))])
+    monkeypatch.setattr(nvml, "load_nvml", lambda lib=None: fake)
+    space = search_spaces.get_space("tss")
+    arch = space.canonical(space.arch_at(99))
+    path = write_fake_profile(tmp_path / "l4.csv", [arch], space=space,
+                              meter=FakeMeter(device_name=name, idle_power_w=16.0, max_power_w=70.0,
+                                              sm_clock_mhz=2040.0))
+    png = tmp_path / "curve.png"
+    assert profile.main(["--hardware", "recorded", "--profile", str(path), "--arch", str(arch),
+                         "--dvfs", "--png", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "modelled (generic)" in out and "GENERIC" in out and str(arch) in out
+    assert "band" in out and png.stat().st_size > 0
+    best = [line for line in out.splitlines() if line.startswith("mode min-energy: best")]
+    assert best and "saved vs default" in best[0]
 
 
 def test_cpu_hardware_reports_no_energy(capsys):

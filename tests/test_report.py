@@ -25,7 +25,8 @@ def _record(env: dict | None = None) -> RunRecord:
         {**ev, "trial_number": 1, "arch": "B", "canonical": "B", "arch_index": 12, "accuracy_pct": 80.0,
          "final_error": "no 200-epoch record of B",
          "throughput_img_per_s": 4000.0, "energy_j_per_img": 0.25, "eval_cost_s": 1800.0,
-         "optimal_sm_clock_mhz": 1100.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 30.0},
+         "optimal_sm_clock_mhz": 1100.0, "default_sm_clock_mhz": 1980.0, "energy_saving_pct": 30.0,
+         "dvfs_label": "modelled (generic)", "energy_saving_low_pct": 24.25, "energy_saving_high_pct": 33.5},
         {**ev, "trial_number": 2, "arch": "C", "canonical": "C", "arch_index": 13, "accuracy_pct": 70.0,
          "throughput_img_per_s": 900.0, "energy_j_per_img": 0.6, "eval_cost_s": 1800.0, **final,
          "final_accuracy_pct": 88.0},
@@ -54,7 +55,9 @@ def test_report_states_the_figures():
     assert "8.00 s recorded" in text  # four cheap measurements (the duplicate is not measured again)
     hv = hv_hypervolume(points_of(rec.evaluated, rec.objectives), rec.objectives)
     assert f"{hv:.6g}" in text
-    assert "| 0 | 11 | `A` | 91.00 | 94.10 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | modelled |" in text
+    assert "| 0 | 11 | `A` | 91.00 | 94.10 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | – | modelled |" in text
+    # The band and where the clock came from, per front member.
+    assert "| 1100 | 1980 | 30.0 | 24.2 to 33.5 | modelled (generic) |" in text
     assert "| 1 | 12 | `B` | 80.00 | – |" in text  # no final figure for B
     assert "`C`" not in text  # dominated by A, so not on the front
     assert "python -m nasenergy.search --budget 5" in text and "optuna-dashboard x" in text

@@ -4,7 +4,8 @@
   `recover_stale_locks` repairs locks left by a killed process.
 * `DvfsModel` predicts time, power and energy per image at any clock from one default-clock
   measurement and a per-GPU `GpuDvfsParams` (equations in `nasenergy.dvfs.model`); `calibrate`
-  fits the parameters to measured sweeps; shipped sets via `shipped_params` / `params_for_device`.
+  fits the parameters to measured sweeps; shipped sets via `shipped_params` / `params_for_device`;
+  any other NVIDIA GPU gets a ``generic`` set from NVML facts (`GpuFacts`, `generic_params`).
 * Backends `MeasuredBackend`, `ModelledBackend`, `RecordedBackend` return `ClockPoint`s;
   `find_optimal_clock` searches any of them with few probes and returns an `OptimalClock`.
 * `optimal_clock_for`, `optimistic_energy_bound` and `show_curve` work from a `Measurement`.
@@ -33,6 +34,8 @@ _EXPORTS = {
     "ClockControlError": "control", "ClockControlRefused": "control",
     "ClockPermissionError": "control", "ClockControlInterrupted": "control",
     "optimal_clock_for": "api", "optimistic_energy_bound": "api", "show_curve": "api",
+    "resolve_params": "api", "saving_band": "api",
+    "GpuFacts": "generic", "generic_params": "generic", "GENERIC_LABEL": "generic",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -3,6 +3,8 @@ the user-facing curve table of ``python -m nasenergy.profile ... --dvfs``."""
 
 from __future__ import annotations
 
+import dataclasses
+import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,6 +22,60 @@ from nasenergy.measurement import Measurement
 #: model's absolute energy error at its chosen clock in the leave-one-out validation on the A100
 #: and V100 sweeps (results/dvfs_validation).
 DEFAULT_BOUND_MARGIN = 0.20
+
+
+def resolve_params(measurement: Measurement, params: GpuDvfsParams | None = None, *,
+                   device: Any = None) -> GpuDvfsParams:
+    """`params` if given; else the shipped set matching ``measurement.device_name``; else, with an
+    open NVML `device` (read only), a ``generic`` set from its facts and the measurement
+    (`nasenergy.dvfs.generic`).
+
+    Raises:
+        UsageError: no shipped set matches and no device is given.
+    """
+    if params is not None:
+        return params
+    try:
+        return params_for_device(measurement.device_name)
+    except UsageError:
+        if device is None:
+            raise
+    from nasenergy.dvfs.generic import GpuFacts, generic_params
+
+    return generic_params(GpuFacts.from_device(device).with_measurement(measurement))
+
+
+def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: float,
+                alpha: float, *, shape_references: Sequence[GpuDvfsParams] | None = None
+                ) -> tuple[float, float]:
+    """``(low, high)`` energy saving at `sm_clock_mhz` against the default clock under the
+    model's uncertainty.
+
+    Always: the workload's ``alpha`` off by the predictor's calibration residual (``rmse``) either
+    way. For a ``generic`` set also its shape: the saving is recomputed with the shape of each
+    calibrated reference in turn (`nasenergy.dvfs.generic.reshape`; default references: the
+    shipped calibrated sets), since which GPU the unknown one resembles is not known. The
+    default-clock energy is measured, so the band is about the other clocks only. How often the
+    measured saving falls inside it is in results/dvfs_validation.
+    """
+    preds = [a for a in params.alpha_predictors if a.usable_with(obs.features(params))]
+    rmse = preds[0].rmse if preds else max(a.rmse for a in params.alpha_predictors)
+    lo = min(a.lo for a in params.alpha_predictors)
+    if shape_references is not None and params.provenance == "generic":
+        from nasenergy.dvfs.generic import reshape
+
+        shapes = [params] + [reshape(params, r, shape_references) for r in shape_references]
+    else:
+        shapes = _shapes(params)
+    e0 = obs.power_w * obs.time_s_per_img
+    savings = []
+    for shape in shapes:
+        model = DvfsModel(shape)
+        for a in (alpha - rmse, alpha, alpha + rmse):
+            a = min(1.0, max(lo, a))
+            e = float(model.curve(obs, [sm_clock_mhz], alpha=a).energy_j_per_img[0])
+            savings.append(1.0 - e / e0)
+    return min(savings), max(savings)
 
 
 def _setup(measurement: Measurement, params: GpuDvfsParams | None
@@ -45,17 +101,23 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
         clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
 
     Returns:
-        An `OptimalClock` with ``source="modelled"``; its ``default`` point is the measurement
-        itself, and its ``caveat`` names the parameter set (and its own caveat, e.g. that the H200
+        An `OptimalClock` with ``source="modelled"``, ``basis`` the parameter set's provenance
+        (``calibrated`` | ``extrapolated`` | ``generic``) and ``saving_band_frac`` from
+        `saving_band`; its ``default`` point is the measurement itself, and its ``caveat`` names the parameter set (and its own caveat, e.g. that the H200
         set is extrapolated).
 
     Raises:
         UsageError: no matching parameter set, no power in the measurement, bad mode.
     """
     p, obs, default = _setup(measurement, params)
-    backend = ModelledBackend(DvfsModel(p), obs, clocks_mhz)
-    return find_optimal_clock(backend, mode=mode, max_slowdown=max_slowdown,
-                              default_point=default)
+    model = DvfsModel(p)
+    if p.provenance == "generic":  # a capped GPU's curve starts at its measured clock
+        clocks_mhz = None
+    backend = ModelledBackend(model, obs, clocks_mhz)
+    opt = find_optimal_clock(backend, mode=mode, max_slowdown=max_slowdown,
+                             default_point=default)
+    band = saving_band(p, obs, opt.sm_clock_mhz, model.alpha(obs))
+    return dataclasses.replace(opt, basis=p.provenance, saving_band_frac=band)
 
 
 def optimistic_energy_bound(measurement: Measurement, params: GpuDvfsParams | None = None, *,
@@ -96,41 +158,54 @@ def _rows_to_show(n: int, keep: set[int], max_rows: int) -> list[int]:
 
 def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | Path | None = None,
                mode: str = MIN_ENERGY, params: GpuDvfsParams | None = None,
-               max_slowdown: float | None = None, max_rows: int = 30) -> str:
+               max_slowdown: float | None = None, max_rows: int = 30,
+               network: str | None = None) -> str:
     """A text table of the modelled energy/time curve over SM clocks, with the chosen point.
 
     Args:
         measurement: the default-clock measurement of one network.
         device: an open NVML device (`nasenergy.hardware.nvml.NvmlDevice`) whose supported clocks
-            are used instead of the parameter set's (read only; clocks are not changed).
-        png_path: also write a plot of energy and throughput against clock there.
+            are used instead of the parameter set's (read only; clocks are not changed); for a
+            GPU without a shipped set, its facts give a ``generic`` set (`resolve_params`).
+        png_path: also write a plot of energy and throughput against clock there, with the
+            saving band and the network's name.
         mode: ``min-energy`` | ``bounded-slowdown`` | ``min-edp``.
-        params: DVFS parameters; default: the shipped set matching ``measurement.device_name``.
+        params: DVFS parameters; default: `resolve_params`.
         max_slowdown: for ``bounded-slowdown``, the largest throughput loss (fraction).
         max_rows: rows of the table (clocks are thinned, keeping the marked ones).
+        network: the network's name, shown in the table and the plot.
 
     Returns:
         The table; ``*`` marks the chosen clock and ``d`` the default clock.
+
+    Raises:
+        UsageError: no shipped set matches and no device is given, or no power measured.
     """
-    clocks = device.supported_graphics_clocks_mhz() if device is not None else None
-    opt = optimal_clock_for(measurement, params=params, mode=mode, max_slowdown=max_slowdown,
+    p = resolve_params(measurement, params, device=device)
+    clocks = (device.supported_graphics_clocks_mhz()
+              if device is not None and p.provenance != "generic" else None)
+    opt = optimal_clock_for(measurement, params=p, mode=mode, max_slowdown=max_slowdown,
                             clocks_mhz=clocks)
-    p, obs, default = _setup(measurement, params)
-    curve = DvfsModel(p).curve(obs, clocks)
+    p, obs, default = _setup(measurement, p)
+    model = DvfsModel(p)
+    curve = model.curve(obs, clocks)
     f = curve.clocks_mhz
     i_best = int(np.argmin(np.abs(f - opt.sm_clock_mhz)))
     i_def = int(np.argmin(np.abs(f - default.sm_clock_mhz)))
+    name = network or "one network"
+    band = opt.saving_band_frac or (opt.energy_saving_frac, opt.energy_saving_frac)
     lines = [
-        f"DVFS curve of one network on {measurement.device_name} ({measurement.precision}, "
+        f"DVFS curve of {name} on {measurement.device_name} ({measurement.precision}, "
         f"batch {measurement.batch_size}); parameter set {p.name} ({p.provenance})",
         f"source: default clock {default.sm_clock_mhz:g} MHz {measurement.source}; "
-        "other clocks modelled",
+        f"other clocks {opt.label}",
     ]
     if opt.caveat:
         lines.append(f"caveat: {opt.caveat}")
     lines += [
-        f"mode {mode}: best {opt.sm_clock_mhz:g} MHz, energy {opt.energy_j_per_img * 1e3:.4g} mJ/img "
-        f"({opt.energy_saving_frac * 100:+.1f}% saved vs default), throughput "
+        f"mode {mode}: best {opt.sm_clock_mhz:g} MHz ({opt.label}), energy "
+        f"{opt.energy_j_per_img * 1e3:.4g} mJ/img ({opt.energy_saving_frac * 100:+.1f}% saved vs "
+        f"default, band {band[0] * 100:+.1f}% to {band[1] * 100:+.1f}%), throughput "
         f"{opt.throughput_change_frac * 100:+.1f}%, {opt.n_probes} probes",
         "",
         f"{'':2}{'clock_mhz':>9} {'time_us_per_img':>16} {'throughput_img_per_s':>21} "
@@ -145,33 +220,65 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
                      f"{e * 1e3:18.5g} {(e / e_def - 1) * 100:+9.1f}%")
     text = "\n".join(lines)
     if png_path is not None:
+        lo_e, hi_e = _band_curves(model, obs, clocks)
         _plot(curve.clocks_mhz, curve.energy_j_per_img, 1.0 / curve.time_s_per_img, opt,
-              Path(png_path), f"{measurement.device_name}: modelled DVFS curve ({p.name})")
+              Path(png_path), f"{name} on {measurement.device_name}: {opt.label} DVFS curve "
+              f"({p.name} parameters)", band=(lo_e, hi_e))
     return text
 
 
+def _shapes(params: GpuDvfsParams) -> list[GpuDvfsParams]:
+    """`params`, and for a generic set the same with each calibrated reference's shape."""
+    if params.provenance != "generic":
+        return [params]
+    from nasenergy.dvfs.generic import reshape
+    from nasenergy.dvfs.params import shipped_params
+
+    refs = [r for r in shipped_params().values() if r.provenance == "calibrated"]
+    return [params] + [reshape(params, r, refs) for r in refs]
+
+
+def _band_curves(model: DvfsModel, obs: WorkloadObservation, clocks: Sequence[float] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest modelled energy per clock over the band of `saving_band`."""
+    p = model.params
+    alpha = model.alpha(obs)
+    preds = [a for a in p.alpha_predictors if a.usable_with(obs.features(p))]
+    rmse = preds[0].rmse if preds else 0.0
+    lo = min(a.lo for a in p.alpha_predictors)
+    curves = [DvfsModel(shape).curve(obs, clocks, alpha=min(1.0, max(lo, a))).energy_j_per_img
+              for shape in _shapes(p) for a in (alpha - rmse, alpha, alpha + rmse)]
+    return np.min(curves, axis=0), np.max(curves, axis=0)
+
+
 def _plot(f: np.ndarray, e: np.ndarray, thr: np.ndarray, opt: OptimalClock, path: Path,
-          title: str) -> None:
+          title: str, band: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(f, e * 1e3, color="tab:blue", label="energy per image (modelled)")
+    ax.plot(f, e * 1e3, color="tab:blue", label=f"energy per image ({opt.label})")
+    if band is not None:
+        ax.fill_between(f, band[0] * 1e3, band[1] * 1e3, color="tab:blue", alpha=0.2,
+                        label="band: sensitivity +/- calibration residual"
+                              + (" and each reference GPU's shape" if opt.basis == "generic" else ""))
     ax.scatter([opt.default.sm_clock_mhz], [opt.default.energy_j_per_img * 1e3], color="black",
                zorder=3, label=f"default clock ({opt.default.source})")
+    lo_s, hi_s = opt.saving_band_frac or (opt.energy_saving_frac, opt.energy_saving_frac)
     ax.scatter([opt.sm_clock_mhz], [opt.energy_j_per_img * 1e3], color="tab:red", zorder=3,
-               label=f"chosen: {opt.sm_clock_mhz:g} MHz ({opt.mode})")
+               label=f"chosen: {opt.sm_clock_mhz:g} MHz ({opt.mode}), saving "
+                     f"{opt.energy_saving_frac:.0%} ({lo_s:.0%} to {hi_s:.0%})")
     ax.set_xlabel("SM clock (MHz)")
     ax.set_ylabel("energy per image (mJ)")
     ax2 = ax.twinx()
-    ax2.plot(f, thr, color="tab:gray", linestyle="--", label="throughput (modelled)")
+    ax2.plot(f, thr, color="tab:gray", linestyle="--", label=f"throughput ({opt.label})")
     ax2.set_ylabel("throughput (img/s)")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper center")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(textwrap.fill(title, 90), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

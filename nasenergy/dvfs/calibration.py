@@ -24,12 +24,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from nasenergy.dvfs.model import power_w, time_ratio
-from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams
+from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams, compute_share
 from nasenergy.dvfs.sweeps import Sweep
 from nasenergy.errors import UsageError
 
 DEFAULT_OVERLAP_EXPONENTS: tuple[float, ...] = (1.0, 1.5, 2.0, 3.0, 4.0)
 DEFAULT_FEATURE_SETS: tuple[tuple[str, ...], ...] = (
+    ("compute_share",),
     ("sm_active", "dram_active", "power_frac"),
     ("power_frac",),
 )
@@ -135,10 +136,13 @@ def _fit_predictor(features: tuple[str, ...], rows: list[dict[str, float | None]
     lo = max(ALPHA_MIN, float(alphas.min()))
     if not features or len(rows) < len(features) + 2:
         mean = float(np.clip(alphas.mean(), lo, 1.0))
-        return AlphaPredictor(features, tuple(0.0 for _ in features), mean, lo)
+        rmse = float(np.sqrt(np.mean((alphas - mean) ** 2)))
+        return AlphaPredictor(features, tuple(0.0 for _ in features), mean, lo, rmse=rmse)
     x = np.array([[float(r[f]) for f in features] for r in rows])  # type: ignore[arg-type]
     reg = LinearRegression().fit(x, alphas)
-    return AlphaPredictor(features, tuple(float(c) for c in reg.coef_), float(reg.intercept_), lo)
+    pred = AlphaPredictor(features, tuple(float(c) for c in reg.coef_), float(reg.intercept_), lo)
+    fitted = np.array([pred.predict(r) for r in rows])
+    return dataclasses.replace(pred, rmse=float(np.sqrt(np.mean((alphas - fitted) ** 2))))
 
 
 def sweep_features(sweep: Sweep, power_limit_w: float, idle_power_w: float
@@ -150,6 +154,7 @@ def sweep_features(sweep: Sweep, power_limit_w: float, idle_power_w: float
         "sm_active": sweep.sm_active,
         "dram_active": sweep.dram_active,
         "gpu_busy": sweep.gpu_busy,
+        "compute_share": compute_share(sweep.sm_active, sweep.dram_active),
     }
 
 

@@ -35,16 +35,32 @@ follows completed work, i.e. the work rate ``1/tau``::
     E(f) = P(f) * t0 * tau(f)          throughput(f) = 1 / (t0 * tau(f))
 
 (5) ``alpha`` of an unseen workload is predicted from figures read at the default clock, without
-changing clocks: ``alpha = clip(w0 + sum_k w_k x_k, alpha_lo, 1)`` with ``x`` from
-``power_frac = (P0 - P_idle) / (P_limit - P_idle)`` and, where measured, ``sm_active`` and
-``dram_active`` (`nasenergy.dvfs.params.FEATURES`); where the GPU-busy fraction ``b`` (time in
-which kernels run) is known, ``alpha <= max(alpha_lo, b)``, since only busy time can scale with
-the clock. Rationale: a workload that draws little power
-above idle at full clock is mostly waiting (on memory, the host or launches), so little of its time
-scales with the clock; one that draws near the power limit keeps the SMs busy. DRAM activity marks
-memory-bound time. The weights are fitted per GPU (`nasenergy.dvfs.calibration`), and the
-leave-one-out validation (``experiments/dvfs_validate.py``) shows how much they help over a
-constant ``alpha``.
+changing clocks: ``alpha = clip(w0 + sum_k w_k x_k, alpha_lo, 1)``. The predictors of a parameter
+set are tried in order, most informative first, and the first whose features the workload has is
+used (`nasenergy.dvfs.params.FEATURES`): the compute share of (6) from GPU counters; else
+``sm_active``, ``dram_active`` and ``power_frac = (P0 - P_idle) / (P_limit - P_idle)``; else
+``power_frac`` alone; else a constant. Where the GPU-busy fraction ``b`` (time in which kernels
+run) is known, ``alpha <= max(alpha_lo, b)``, since only busy time can scale with the clock.
+The weights are fitted per GPU (`nasenergy.dvfs.calibration`).
+
+(6) Per-network clock sensitivity. From the counters of the default-clock run (GPM on Hopper and
+newer: ``sm_active = sm_util_pct / 100``, ``dram_active = dram_bw_util_pct / 100``; DCGM 1002 and
+1005 in the published sweeps)::
+
+    c = sm_active * (1 - dram_active)          (compute share, 0..1)
+    alpha = clip(w0 + w1 * c, alpha_lo, 1)
+
+``c`` is the share of time the SMs are busy while DRAM bandwidth is not the limit: a network that
+streams memory (high ``dram_active``) or leaves SMs idle (launch gaps, small kernels) gets a small
+``c``, so less of its time scales with ``1/f`` and its energy valley lies at a lower clock (the
+voltage saving comes with little slowdown); a network whose SMs are saturated gets ``c`` near
+``sm_active`` and a valley nearer the knee. How its power scales follows from the same ``alpha``
+through (3): the per-work share ``(1 - beta)`` of its dynamic power falls with ``1/tau(f)``, so a
+memory-bound network's power drops almost only through ``V**2`` and the per-cycle share. GPUs
+without GPM (NVML utilization rates only) give ``gpu_busy`` but no DRAM bandwidth share; they
+fall back to the ``power_frac`` predictor, capped by ``gpu_busy``.
+Leave-one-workload-out regrets of this predictor against the ``power_frac`` one are in
+``results/dvfs_validation`` (``experiments/dvfs_validate.py``).
 
 Per-GPU parameters: ``P_s, f_knee, v_floor, q, beta, p`` and the alpha predictor; per workload:
 ``t0, P0, f0`` (measured) and ``alpha`` (predicted). Their fitted values and sources are in the
@@ -59,7 +75,7 @@ from typing import Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.params import GpuDvfsParams
+from nasenergy.dvfs.params import GpuDvfsParams, compute_share
 from nasenergy.dvfs.points import ClockPoint
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
@@ -106,7 +122,8 @@ class WorkloadObservation:
         power_frac = (self.power_w - idle) / span if span > 0 else None
         return {"power_frac": power_frac, "flop_util": self.flop_util,
                 "sm_active": self.sm_active, "dram_active": self.dram_active,
-                "gpu_busy": self.gpu_busy}
+                "gpu_busy": self.gpu_busy,
+                "compute_share": compute_share(self.sm_active, self.dram_active)}
 
 
 def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = None
@@ -140,8 +157,31 @@ def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = 
     if clock is None:
         raise UsageError("measurement has no SM clock and no parameter set gives a default clock")
     util = m.utilization if m.utilization is not None and math.isfinite(m.utilization) else None
+    sm, dram, busy = counter_fractions(m)
     return WorkloadObservation(time_s_per_img=t0, power_w=float(power), sm_clock_mhz=float(clock),
-                               idle_power_w=m.idle_power_w, flop_util=util)
+                               idle_power_w=m.idle_power_w, flop_util=util, sm_active=sm,
+                               dram_active=dram, gpu_busy=busy)
+
+
+def _frac(pct: float | None) -> float | None:
+    if pct is None or not isinstance(pct, (int, float)) or not math.isfinite(pct):
+        return None
+    return min(1.0, max(0.0, float(pct) / 100.0))
+
+
+def counter_fractions(m: Measurement) -> tuple[float | None, float | None, float | None]:
+    """``(sm_active, dram_active, gpu_busy)`` of a measurement's default-clock counters, 0..1.
+
+    GPM counters (``counters_kind == "gpm"``) give all three; NVML's utilization rates give the
+    GPU-busy fraction only (their memory rate is time memory was accessed, not a share of DRAM
+    bandwidth, so it is not used as ``dram_active``).
+    """
+    busy = _frac(m.gpu_util_pct)
+    if m.counters_kind == "gpm":
+        return _frac(m.sm_util_pct), _frac(m.dram_bw_util_pct), busy
+    if m.counters_kind == "utilization_rates":
+        return None, None, busy
+    return None, None, None
 
 
 def cap_alpha(alpha: float, gpu_busy: float | None, lo: float) -> float:

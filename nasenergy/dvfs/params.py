@@ -27,8 +27,25 @@ FORMAT = "nasenergy.dvfs.params/1"
 #: ``flop_util`` = achieved / peak arithmetic rate (`Measurement.utilization`; DCGM pipe activity);
 #: ``sm_active`` = fraction of time SMs are busy (DCGM field 1002, NVML GPM SM_UTIL / 100);
 #: ``dram_active`` = fraction of peak DRAM bandwidth in use (DCGM 1005, NVML GPM DRAM_BW_UTIL / 100);
-#: ``gpu_busy`` = fraction of time a kernel runs (NVML utilization.gpu / 100, DCGM 1001).
-FEATURES: tuple[str, ...] = ("power_frac", "flop_util", "sm_active", "dram_active", "gpu_busy")
+#: ``gpu_busy`` = fraction of time a kernel runs (NVML utilization.gpu / 100, DCGM 1001);
+#: ``compute_share`` = ``sm_active * (1 - dram_active)``, the share of time the SMs are busy while
+#: DRAM bandwidth is not the limit (`compute_share`; equation 6 of `nasenergy.dvfs.model`).
+FEATURES: tuple[str, ...] = ("power_frac", "flop_util", "sm_active", "dram_active", "gpu_busy",
+                             "compute_share")
+
+
+def compute_share(sm_active: float | None, dram_active: float | None) -> float | None:
+    """``sm_active * (1 - dram_active)`` (both fractions 0..1, clipped), or ``None`` if either is
+    missing: the default-clock estimate of how much of a workload's time the SM clock drives."""
+    if not (_present(sm_active) and _present(dram_active)):
+        return None
+    sm = min(1.0, max(0.0, float(sm_active)))  # type: ignore[arg-type]
+    dram = min(1.0, max(0.0, float(dram_active)))  # type: ignore[arg-type]
+    return sm * (1.0 - dram)
+
+#: Where a parameter set comes from: fitted to measured sweeps of this GPU, carried over from
+#: another GPU's fit, or built for any GPU from NVML facts (`nasenergy.dvfs.generic`).
+PROVENANCES: tuple[str, ...] = ("calibrated", "extrapolated", "generic")
 
 _PARAMS_DIR = Path(__file__).resolve().parent / "params"
 
@@ -49,6 +66,8 @@ class AlphaPredictor:
         intercept: the constant term.
         lo: lower clip (the smallest alpha seen in calibration).
         hi: upper clip (at most 1).
+        rmse: root-mean-square residual of ``alpha`` in calibration (0 if unknown); the width of
+            the saving band (`nasenergy.dvfs.api.saving_band`).
     """
 
     features: tuple[str, ...]
@@ -56,6 +75,7 @@ class AlphaPredictor:
     intercept: float
     lo: float
     hi: float = 1.0
+    rmse: float = 0.0
 
     def __post_init__(self) -> None:
         if len(self.features) != len(self.coef):
@@ -105,7 +125,7 @@ class GpuDvfsParams:
         overlap_exponent: ``p``, how compute and clock-independent time combine (1 = they add).
         alpha_predictors: predictors of ``alpha``, most informative first; the first one whose
             features a workload has is used.
-        provenance: ``calibrated`` (fitted to measured sweeps) or ``extrapolated``.
+        provenance: ``calibrated`` (fitted to measured sweeps), ``extrapolated`` or ``generic``.
         caveat: what limits this set, shown wherever its predictions are; ``None`` if nothing.
         sources: ``(parameter, citation)`` pairs: where each constant comes from.
         fit: ``(metric, value)`` pairs describing the calibration fit.
@@ -136,7 +156,7 @@ class GpuDvfsParams:
             raise ParamsError(f"{self.name}: supported clocks must be >= 2 ascending distinct values")
         object.__setattr__(self, "supported_clocks_mhz", clocks)
         checks = [
-            (self.provenance in ("calibrated", "extrapolated"), "provenance must be calibrated|extrapolated"),
+            (self.provenance in PROVENANCES, "provenance must be " + "|".join(PROVENANCES)),
             (clocks[0] <= self.default_clock_mhz <= clocks[-1] + 1e-9,
              "default clock must lie within the supported clocks"),
             (self.power_limit_w > self.idle_power_w > 0, "need power_limit_w > idle_power_w > 0"),
@@ -187,7 +207,8 @@ class GpuDvfsParams:
         try:
             preds = tuple(
                 AlphaPredictor(tuple(a["features"]), tuple(float(c) for c in a["coef"]),
-                               float(a["intercept"]), float(a["lo"]), float(a.get("hi", 1.0)))
+                               float(a["intercept"]), float(a["lo"]), float(a.get("hi", 1.0)),
+                               float(a.get("rmse", 0.0)))
                 for a in d["alpha_predictors"])
             return cls(
                 name=str(d["name"]), gpu=str(d["gpu"]),

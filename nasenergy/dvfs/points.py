@@ -78,6 +78,10 @@ class OptimalClock:
         caveat: what limits the answer (e.g. "modelled; H200 parameters are extrapolated"), or
             ``None``.
         max_slowdown_frac: the throughput-loss bound of ``bounded-slowdown`` mode, else ``None``.
+        basis: for ``modelled`` answers, the provenance of the parameter set behind them:
+            ``calibrated`` | ``extrapolated`` | ``generic``; ``None`` otherwise.
+        saving_band_frac: ``(low, high)`` of the energy saving at the chosen clock under the
+            model's uncertainty (`nasenergy.dvfs.api.saving_band`), or ``None``.
     """
 
     mode: str
@@ -90,6 +94,16 @@ class OptimalClock:
     source: str
     caveat: str | None = None
     max_slowdown_frac: float | None = None
+    basis: str | None = None
+    saving_band_frac: tuple[float, float] | None = None
+
+    @property
+    def label(self) -> str:
+        """Where the clock came from, for outputs: ``measured`` (a sweep measured with clock
+        control), ``recorded`` (a recorded sweep) or ``modelled (<basis>)``."""
+        if self.source == "modelled" and self.basis:
+            return f"modelled ({self.basis})"
+        return self.source
 
     @property
     def sm_clock_mhz(self) -> float:

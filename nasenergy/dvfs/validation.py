@@ -15,11 +15,17 @@ the workload's *measured* sweep:
 
 It also checks the few-probe search against the exhaustive answer on the measured sweep
 (``recorded`` backend) and on the modelled curve.
+
+`leave_one_gpu_out` holds out a whole GPU instead: its workloads are predicted by the generic
+parameters (`nasenergy.dvfs.generic`) built from the other GPUs' calibrations and the facts NVML
+would report about it, and scored the same way, with the share of workloads whose measured saving
+at the chosen clock lies inside the model's saving band.
 """
 
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass, fields
 from typing import Callable, Sequence
 
@@ -55,6 +61,7 @@ class WorkloadResult:
     energy_error_frac: float
     regret_frac: float
     regret_activity_frac: float
+    regret_counters_frac: float
     regret_constant_alpha_frac: float
     regret_oracle_alpha_frac: float
     regret_fixed_clock_frac: float
@@ -106,6 +113,7 @@ def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
 
 _MAIN = ("power_frac",)
 _ACTIVITY = ("sm_active", "dram_active", "power_frac")
+_COUNTERS = ("compute_share",)
 
 
 def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
@@ -119,7 +127,8 @@ def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
 def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep]) -> WorkloadResult:
     """Score the model (calibrated as `params` on `train`) on one held-out measured `sweep`.
 
-    The main variant predicts ``alpha`` from ``power_frac`` (what a `Measurement` gives), capped
+    The main variant predicts ``alpha`` from ``power_frac`` (the model before per-network counters;
+    the ``counters`` variant uses the compute share of equation 6), capped
     by the GPU-busy fraction where the sweep records one.
     """
     model = DvfsModel(params)
@@ -129,6 +138,7 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
     alphas = {
         "main": _predicted_alpha(params, _MAIN, feats, sweep.gpu_busy),
         "activity": _predicted_alpha(params, _ACTIVITY, feats, sweep.gpu_busy),
+        "counters": _predicted_alpha(params, _COUNTERS, feats, sweep.gpu_busy),
         "constant": _predicted_alpha(params, (), feats, sweep.gpu_busy),
         "oracle_alpha": fit_alpha(sweep, params.overlap_exponent),
     }
@@ -168,6 +178,7 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
         predicted_saving_frac=choice.energy_saving_frac,
         energy_error_frac=float(choice.best.energy_j_per_img / sweep.energy[i_model] - 1.0),
         regret_frac=regrets["main"], regret_activity_frac=regrets["activity"],
+        regret_counters_frac=regrets["counters"],
         regret_constant_alpha_frac=regrets["constant"],
         regret_oracle_alpha_frac=regrets["oracle_alpha"],
         regret_fixed_clock_frac=_regret(sweep, fixed), fixed_clock_mhz=fixed,
@@ -230,8 +241,9 @@ class Summary:
 
 
 _VARIANT_FIELD = {
-    "model (alpha from power_frac; the default)": "regret_frac",
+    "model (alpha from power_frac; before counters)": "regret_frac",
     "model (alpha from activity + power)": "regret_activity_frac",
+    "model (alpha from compute share of counters)": "regret_counters_frac",
     "model (constant alpha)": "regret_constant_alpha_frac",
     "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
     "fixed clock best on training workloads": "regret_fixed_clock_frac",
@@ -282,4 +294,118 @@ def _summarise(gpu: str, subset: str, results: Sequence[WorkloadResult], median_
                                      if main else nan),
             meets_targets=bool(np.median(reg) <= median_target and reg.max() <= worst_target),
         ))
+    return out
+
+
+# ------------------------------------------------------------------ leave one GPU out
+@dataclass(frozen=True)
+class GpuHoldOutResult:
+    """One workload of a GPU held out whole: scored with the generic model built from the other
+    GPUs' calibrations and this GPU's NVML-like facts (fractions, MHz).
+
+    ``band_low_frac``/``band_high_frac`` are the model's saving band at its chosen clock;
+    ``measured_saving_in_band`` whether the measured saving at that clock lies inside it.
+    """
+
+    gpu: str
+    workload: str
+    group: str
+    default_clock_mhz: float
+    true_best_clock_mhz: float
+    generic_clock_mhz: float
+    regret_frac: float
+    regret_default_frac: float
+    true_saving_frac: float
+    predicted_saving_frac: float
+    measured_saving_at_choice_frac: float
+    band_low_frac: float
+    band_high_frac: float
+    measured_saving_in_band: bool
+    alpha_predictor: str
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """Field names, in CSV column order."""
+        return [f.name for f in fields(cls)]
+
+
+@dataclass(frozen=True)
+class GpuSweeps:
+    """All sweeps of one GPU and the facts NVML would give about it.
+
+    Attributes:
+        key: short identifier (a published set's key).
+        gpu: GPU description.
+        sweeps: its workloads' sweeps.
+        power_limit_w: board power limit, watts.
+        idle_power_w: idle board power, watts; ``None``: the lowest power in the sweeps.
+    """
+
+    key: str
+    gpu: str
+    sweeps: Sequence[Sweep]
+    power_limit_w: float
+    idle_power_w: float | None = None
+
+
+def _idle(g: GpuSweeps) -> float:
+    return g.idle_power_w if g.idle_power_w is not None else float(min(s.p.min() for s in g.sweeps))
+
+
+def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
+                      progress: Callable[[str], None] | None = None) -> list[GpuHoldOutResult]:
+    """Predict each GPU's workloads with the generic model of the *other* GPUs.
+
+    Every GPU is calibrated on its own sweeps; for the held-out one, the generic parameters
+    (`nasenergy.dvfs.generic.generic_params`) take the other GPUs' calibrated sets as references
+    and only what NVML would report about the held-out GPU: its clocks (those of its sweeps), its
+    power limit and idle power, and each workload's default-clock time, power and counters. The
+    chosen clock is scored on the workload's measured sweep.
+    """
+    from nasenergy.dvfs.api import saving_band
+    from nasenergy.dvfs.generic import GpuFacts, generic_params
+
+    if len(gpus) < 2:
+        raise ValueError("leave-one-GPU-out needs at least two GPUs")
+    cals = {g.key: calibrate(list(g.sweeps), name=g.key, gpu=g.gpu, device_patterns=(g.gpu,),
+                             power_limit_w=g.power_limit_w, idle_power_w=g.idle_power_w).params
+            for g in gpus}
+    out: list[GpuHoldOutResult] = []
+    for g in gpus:
+        if progress is not None:
+            progress(g.key)
+        refs = [cals[k] for k in cals if k != g.key]
+        clocks = sorted({f for s in g.sweeps for f in s.clocks_mhz})
+        base = GpuFacts(device_name=g.gpu, supported_clocks_mhz=tuple(clocks),
+                        power_limit_w=g.power_limit_w, idle_power_w=_idle(g),
+                        source="the held-out GPU's sweeps (as NVML would report them)")
+        for s in g.sweeps:
+            facts = dataclasses.replace(base, loaded_sm_clock_mhz=s.default_clock_mhz,
+                                        loaded_power_w=s.power_w[-1])
+            params = dataclasses.replace(generic_params(facts, refs),
+                                         supported_clocks_mhz=s.clocks_mhz,
+                                         default_clock_mhz=s.default_clock_mhz)
+            model = DvfsModel(params)
+            obs = WorkloadObservation(time_s_per_img=s.time_s[-1], power_w=s.power_w[-1],
+                                      sm_clock_mhz=s.default_clock_mhz, sm_active=s.sm_active,
+                                      dram_active=s.dram_active, gpu_busy=s.gpu_busy)
+            feats = obs.features(params)
+            used = next(a for a in params.alpha_predictors if a.usable_with(feats))
+            alpha = model.alpha(obs)
+            opt = find_optimal_clock(ModelledBackend(model, obs, s.clocks_mhz, alpha=alpha),
+                                     default_point=s.point(s.default_clock_mhz, "measured"))
+            lo, hi = saving_band(params, obs, opt.sm_clock_mhz, alpha, shape_references=refs)
+            i = int(np.argmin(np.abs(s.f - opt.sm_clock_mhz)))
+            measured_saving = float(1.0 - s.energy[i] / s.energy[-1])
+            out.append(GpuHoldOutResult(
+                gpu=g.gpu, workload=s.workload, group=s.group,
+                default_clock_mhz=s.default_clock_mhz,
+                true_best_clock_mhz=float(s.f[int(np.argmin(s.energy))]),
+                generic_clock_mhz=opt.sm_clock_mhz, regret_frac=_regret(s, opt.sm_clock_mhz),
+                regret_default_frac=float(s.energy[-1] / s.energy.min() - 1.0),
+                true_saving_frac=float(1.0 - s.energy.min() / s.energy[-1]),
+                predicted_saving_frac=opt.energy_saving_frac,
+                measured_saving_at_choice_frac=measured_saving, band_low_frac=lo,
+                band_high_frac=hi, measured_saving_in_band=bool(lo - 1e-12 <= measured_saving <= hi + 1e-12),
+                alpha_predictor="+".join(used.features) or "constant"))
     return out

@@ -84,6 +84,7 @@ class FakeGpu:
         gpm_pct: GPM metric id -> the value (percent) every GPM window reports; empty means the
             GPU has no GPM (pre-Hopper).
         utilization_rates_pct: (GPU, memory) utilization rates reported, percent.
+        clocks_event_reasons: the clock-event (throttle) reason bit mask reported.
     """
 
     name: str = "NVIDIA H200 (fake)"
@@ -98,6 +99,7 @@ class FakeGpu:
     initial_energy_mj: int = 5_000_000
     gpm_pct: Mapping[int, float] = field(default_factory=lambda: {2: 90.0, 3: 40.0, 10: 20.0, 5: 5.0})
     utilization_rates_pct: tuple[float, float] = (100.0, 30.0)
+    clocks_event_reasons: int = 0
 
 
 class FakeNvmlCall(NamedTuple):
@@ -375,6 +377,10 @@ class FakeNvml:
         self._enter("nvmlDeviceGetUtilizationRates", handle)
         gpu, memory = self._gpus[self._gpu(handle)].spec.utilization_rates_pct
         return types.SimpleNamespace(gpu=gpu, memory=memory)
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:
+        self._enter("nvmlDeviceGetCurrentClocksEventReasons", handle)
+        return int(self._gpus[self._gpu(handle)].spec.clocks_event_reasons)
 
     def nvmlGpmQueryDeviceSupport(self, handle: Any) -> Any:
         self._enter("nvmlGpmQueryDeviceSupport", handle)

@@ -246,6 +246,15 @@ class NvmlDevice:
         return self._get(f"read the power limit of GPU {self.index}",
                          self._nvml.nvmlDeviceGetPowerManagementLimit) / 1000.0
 
+    def clocks_event_reasons(self) -> int:
+        """NVML's current clock-event (throttle) reasons, a bit mask (nvml.h
+        ``nvmlClocksEventReason*``: 0x4 software power cap, 0x20/0x40 thermal, 0x80 power brake).
+        Read only; uses the older ``ClocksThrottleReasons`` call where the binding lacks the new one."""
+        fn = getattr(self._nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        if fn is None:
+            fn = self._nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+        return int(self._get(f"read the clock-event reasons of GPU {self.index}", fn))
+
     # --- activity counters (read-only) -------------------------------------------------------
     def utilization_rates_pct(self) -> tuple[float, float]:
         """NVML's utilization rates over its last sample period: (GPU busy %, memory busy %)."""

@@ -124,9 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                   if k != "none") + ")")
     how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
-                          "measured GPU), measured (locks clocks; needs --allow-clock-control and a GPU), "
+                          "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "
+                          "measured (locks clocks; needs --allow-clock-control and a GPU), "
                           "recorded (needs recorded clock sweeps), none (score at the default clock), auto "
-                          "(modelled where the GPU has DVFS parameters, else none) (default %(default)s)")
+                          "(modelled where parameters or NVML facts exist, else none, and says which) "
+                          "(default %(default)s)")
     how.add_argument("--allow-clock-control", action="store_true",
                      help="allow changing the GPU's clocks (restored afterwards); needed by --dvfs measured")
     run = p.add_argument_group("how the search runs")

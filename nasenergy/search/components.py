@@ -8,13 +8,16 @@ function, since each worker process builds its own parts.
 DVFS (``--dvfs``):
 
 * ``modelled``: `nasenergy.dvfs.optimal_clock_for` from the default-clock measurement, with the
-  shipped parameter set of the measured GPU.
+  shipped parameter set of the measured GPU; for a GPU without one, a ``generic`` set built from
+  what NVML reports and each measurement (`nasenergy.dvfs.generic`), labelled
+  ``modelled (generic)``. Without NVML facts (e.g. a recorded profile of such a GPU) it is refused.
 * ``measured``: the clock is locked at each probed clock and the network measured again
   (`nasenergy.dvfs.MeasuredBackend`); needs the CUDA meter and ``--allow-clock-control``; clocks
   are restored after each probe.
 * ``recorded``: needs recorded clock sweeps of the searched networks, which nasenergy does not
   ship; refused with a clear message.
-* ``auto``: ``modelled`` when a parameter set matches the meter's GPU, else ``none``.
+* ``auto``: ``modelled`` (calibrated, extrapolated or generic) where it can be served, else
+  ``none``; either way `DvfsStep.note` says which, and the run announces it.
 * ``none``: throughput and energy are scored at the default clock.
 
 The dominance filter compares a candidate's optimistic figures with the front, so its energy bound
@@ -88,12 +91,17 @@ class DvfsStep:
         optimal_clock: the energy-optimal clock of a measured candidate.
         energy_bound: the dominance filter's optimistic bound matching ``optimal_clock``.
         bound_label: one line naming the bound, for the report.
+        note: a line to announce (e.g. that the generic model is used), or ``None``.
+        label: where its clocks come from, for outputs: ``modelled (calibrated)``,
+            ``modelled (generic)``, ``measured``, ...
     """
 
     source: str
     optimal_clock: OptimalClockFn
     energy_bound: EnergyBoundFn
     bound_label: str
+    note: str | None = None
+    label: str = ""
 
 
 class EnergyBoundChoice(NamedTuple):
@@ -191,23 +199,25 @@ def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
     device = getattr(meter, "device_name", None)
     from nasenergy.dvfs import params_for_device
 
+    missing = "no device name"
     try:
         params = params_for_device(device) if device else None
     except UsageError as exc:
-        if mode == "auto":
-            return None
-        if mode == "modelled":
-            raise UsageError(f"--dvfs modelled: {exc}") from None
-        params = None  # measured: the bound then falls back to fixed optimism
+        params = None
+        missing = str(exc)
     if mode in ("modelled", "auto"):
         from nasenergy.dvfs import optimal_clock_for
+
+        if params is None:
+            return _generic_step(mode, meter, device, missing)
 
         def modelled(_arch: Any, measurement: Measurement) -> Any:
             return optimal_clock_for(measurement, params=params)
 
         return DvfsStep(
             "modelled", modelled, _model_bound(params, margin_frac=0.0),
-            f"the DVFS model's lowest energy curve ({params.name if params else 'matching'} parameters, no margin)",
+            f"the DVFS model's lowest energy curve ({params.name} parameters, no margin)",
+            label=f"modelled ({params.provenance})",
         )
     measured = _measured_optimal_clock(config, meter, space)
     if params is None:
@@ -219,6 +229,43 @@ def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
         "measured", measured, _model_bound(params, margin_frac=DEFAULT_BOUND_MARGIN),
         f"the DVFS model's lowest energy curve ({params.name} parameters) less {DEFAULT_BOUND_MARGIN:.0%} for model error",
     )
+
+
+def _generic_step(mode: str, meter: Any, device: str | None, why: str) -> DvfsStep | None:
+    """The ``modelled (generic)`` step for a GPU without a shipped parameter set, from the
+    meter's NVML device (read only); ``None`` for ``auto`` when there is no NVML device.
+
+    Raises:
+        UsageError: ``modelled`` without an NVML device to read the GPU's facts from.
+    """
+    nvml_device = getattr(meter, "nvml_device", None)
+    if nvml_device is None:
+        if mode == "modelled":
+            raise UsageError(f"--dvfs modelled: {why}, and no NVML device to build generic "
+                             "parameters from")
+        return None
+    from nasenergy.dvfs import optimal_clock_for, optimistic_energy_bound
+    from nasenergy.dvfs.generic import GENERIC_LABEL, GpuFacts, generic_params
+
+    facts = GpuFacts.from_device(nvml_device)
+
+    def params_of(measurement: Measurement) -> Any:
+        return generic_params(facts.with_measurement(measurement))
+
+    def modelled(_arch: Any, measurement: Measurement) -> Any:
+        return optimal_clock_for(measurement, params=params_of(measurement))
+
+    def bound(measurement: Measurement) -> float:
+        if measurement.energy_j_per_img is None:
+            return math.nan
+        return optimistic_energy_bound(measurement, params_of(measurement), margin_frac=0.0)
+
+    return DvfsStep(
+        "modelled", modelled, bound,
+        "the DVFS model's lowest energy curve (generic parameters, no margin)",
+        note=(f"--dvfs {mode}: no calibrated DVFS parameter set for {device!r}; optimal clocks come "
+              f"from the generic model, built from what NVML reports, and are labelled "
+              f"{GENERIC_LABEL!r}"), label=GENERIC_LABEL)
 
 
 def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
@@ -305,10 +352,17 @@ def build_components(config: SearchConfig) -> Components:
                          estimate=config.estimate)
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
+    if announce is not None:
+        if step is not None and step.note:
+            announce(step.note)
+        elif step is None and config.dvfs == "auto":
+            announce(f"--dvfs auto: no DVFS parameter set for {getattr(meter, 'device_name', None)!r} "
+                     "and no NVML device to build generic parameters from; energy and throughput are "
+                     "scored at the default clock")
     describe = {
         "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
         "oracle": oracle.describe(),
-        "dvfs": "none" if step is None else step.source,
+        "dvfs": "none" if step is None else (step.label or step.source),
     }
     if config.filter == "dominance" and "energy" in config.objectives:
         describe["filter energy bound"] = bound.label

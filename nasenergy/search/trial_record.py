@@ -73,8 +73,11 @@ def dvfs_attrs(clock: Any) -> dict[str, Any]:
 
     Keys: ``source``, ``mode``, ``optimal_sm_clock_mhz``, ``default_sm_clock_mhz``,
     ``throughput_img_per_s`` and ``energy_j_per_img`` (at the optimal clock),
-    ``default_energy_j_per_img``, ``energy_saving_pct``, ``n_probes``, ``caveat``.
+    ``default_energy_j_per_img``, ``energy_saving_pct``, ``n_probes``, ``caveat``, ``label``
+    (``measured``, ``modelled (calibrated)``, ``modelled (generic)``, ...) and
+    ``energy_saving_low_pct`` / ``energy_saving_high_pct`` (the model's band; ``None`` if none).
     """
+    band = getattr(clock, "saving_band_frac", None)
     return {
         "source": str(clock.source),
         "mode": str(clock.mode),
@@ -86,6 +89,9 @@ def dvfs_attrs(clock: Any) -> dict[str, Any]:
         "energy_saving_pct": 100.0 * float(clock.energy_saving_frac),
         "n_probes": int(clock.n_probes),
         "caveat": clock.caveat or None,
+        "label": str(getattr(clock, "label", clock.source)),
+        "energy_saving_low_pct": None if band is None else 100.0 * float(band[0]),
+        "energy_saving_high_pct": None if band is None else 100.0 * float(band[1]),
     }
 
 
@@ -154,6 +160,9 @@ def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
         "energy_saving_pct": c.get("energy_saving_pct"),
         "dvfs_n_probes": c.get("n_probes"),
         "dvfs_caveat": c.get("caveat"),
+        "dvfs_label": c.get("label") or c.get("source"),
+        "energy_saving_low_pct": c.get("energy_saving_low_pct"),
+        "energy_saving_high_pct": c.get("energy_saving_high_pct"),
         "worker": who.get("worker"),
         "datetime_start": trial.datetime_start.isoformat() if trial.datetime_start else None,
         "datetime_complete": trial.datetime_complete.isoformat() if trial.datetime_complete else None,

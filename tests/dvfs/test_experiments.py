@@ -80,3 +80,34 @@ def test_per_cell_rows_of_one_cell_are_adjacent(load_experiment) -> None:
     runs = [c["arch_index"] for k, c in enumerate(per_cell) if k == 0 or c["arch_index"] != per_cell[k - 1]["arch_index"]]
     assert len(runs) == len(set(runs)) == module.MIN_CELLS
     assert len(per_cell) == module.MIN_CELLS * len(summary)
+
+
+def test_deployed_spread_on_synthetic_profile(tmp_path, load_experiment) -> None:
+    """Synthetic H200 rows with GPM counters (made-up numbers): memory-bound rows save more."""
+    module = load_experiment("dvfs_h200_deployed_spread")
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(module.MIN_CLASSES):
+        thr, power = float(rng.uniform(5e4, 9e5)), 400.0
+        m = make_measurement(device_name="NVIDIA H200", throughput_img_per_s=thr, avg_power_w=power,
+                             energy_j_per_img=power / thr, source="recorded", counters_kind="gpm",
+                             sm_util_pct=95.0 - 2.0 * i, dram_bw_util_pct=3.0 + 3.0 * i,
+                             gpu_util_pct=100.0)
+        rows.append(measurement_to_row(m, canonical_arch=f"|arch{i}|", arch_index=i, driver_version="x",
+                                       torch_version="x", measured_at=""))
+    write_profile(rows, tmp_path / "p.csv")
+    out = tmp_path / "out"
+    assert module.main(["--profile", str(tmp_path / "p.csv"), "--out", str(out)]) == 0
+    summary = list(csv.DictReader((out / "summary.csv").open()))
+    after = next(s for s in summary if s["variant"].startswith("compute share"))
+    before = next(s for s in summary if s["variant"].startswith("power fraction"))
+    assert int(after["n_classes"]) == module.MIN_CLASSES
+    # same power for every row: without counters every class gets the same saving
+    assert float(before["saving_max"]) - float(before["saving_min"]) < 1e-6
+    assert float(after["saving_max"]) - float(after["saving_min"]) > 0.01
+    cells = list(csv.DictReader(gzip.open(out / "per_class.csv.gz", "rt")))
+    first, last = (next(c for c in cells if c["canonical_arch"] == a and c["variant"] == after["variant"])
+                   for a in ("|arch0|", f"|arch{module.MIN_CLASSES - 1}|"))
+    assert float(last["saving_frac"]) > float(first["saving_frac"])  # the DRAM-bound one
+    assert all(c["source_optimum"] == "modelled (extrapolated)" for c in cells)
+    assert "Partial" in (out / "README.md").read_text()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 from dvfs_helpers import make_params, model_sweep
@@ -68,3 +70,50 @@ def test_evaluate_workload_scores_a_wrong_model() -> None:
     sweep = model_sweep(truth, 0.9, p0=500.0)
     r = evaluate_workload(sweep, wrong, [sweep])
     assert r.regret_frac > 0.01 and r.model_clock_mhz > r.true_best_clock_mhz
+
+
+def _synthetic_gpu(key: str, truth, power_limit_w: float, idle_w: float):
+    from nasenergy.dvfs.validation import GpuSweeps
+
+    sweeps = []
+    for k, (sm, dram) in enumerate(((0.95, 0.05), (0.9, 0.3), (0.8, 0.5), (0.7, 0.7), (0.6, 0.85))):
+        alpha = 0.1 + 0.8 * sm * (1 - dram)
+        p0 = idle_w + (0.3 + 0.5 * k / 4) * (power_limit_w - idle_w)
+        sweeps.append(model_sweep(truth, alpha, p0=p0, workload=f"{key}-w{k}", sm_active=sm,
+                                  dram_active=dram))
+    return GpuSweeps(key, truth.gpu, sweeps, power_limit_w, idle_power_w=idle_w)
+
+
+def test_leave_one_gpu_out_on_gpus_of_one_shape_finds_the_optima() -> None:
+    """Three synthetic GPUs of the same relative shape (different clocks and powers): the generic
+    model of the other two must choose (near) every optimum of the held-out one."""
+    from nasenergy.dvfs.validation import leave_one_gpu_out
+
+    gpus = []
+    for key, top, idle, limit in (("g1", 1980.0, 80.0, 700.0), ("g2", 1410.0, 60.0, 400.0),
+                                  ("g3", 1710.0, 30.0, 260.0)):
+        clocks = tuple(float(c) for c in np.linspace(0.3 * top, top, 40).round())
+        truth = make_params(name=key, gpu=key, supported_clocks_mhz=clocks, default_clock_mhz=top,
+                            power_limit_w=limit, idle_power_w=idle,
+                            static_power_w=idle * 70.0 / 80.0, knee_clock_mhz=0.75 * top)
+        gpus.append(_synthetic_gpu(key, truth, limit, idle))
+    res = leave_one_gpu_out(gpus)
+    assert len(res) == 15 and {r.alpha_predictor for r in res} == {"compute_share"}
+    assert max(r.regret_frac for r in res) < 0.01
+    assert all(r.band_low_frac <= r.predicted_saving_frac <= r.band_high_frac for r in res)
+
+
+def test_leave_one_gpu_out_shows_a_different_shape() -> None:
+    """A held-out GPU whose knee differs from the references' is scored with positive regret."""
+    from nasenergy.dvfs.validation import leave_one_gpu_out
+
+    gpus = []
+    for key, knee in (("g1", 0.75), ("g2", 0.75), ("odd", 0.3)):
+        clocks = tuple(float(c) for c in range(345, 1981, 45)) + (1980.0,)
+        truth = make_params(name=key, gpu=key, supported_clocks_mhz=clocks,
+                            knee_clock_mhz=knee * 1980.0, v_floor=0.6)
+        gpus.append(_synthetic_gpu(key, truth, 700.0, 80.0))
+    res = leave_one_gpu_out(gpus)
+    odd = [r for r in res if r.gpu == "odd"]
+    assert max(r.regret_frac for r in odd) > 0.02
+    assert all(r.generic_clock_mhz > r.true_best_clock_mhz for r in odd)

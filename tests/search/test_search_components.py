@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from nasenergy.errors import UsageError
 from nasenergy.filter import ScaledBound
 from nasenergy.search.components import default_energy_bound, make_dvfs, make_filter
 from nasenergy.search.config import SearchConfig
@@ -56,3 +57,32 @@ def test_evaluation_seeds_are_reproducible_and_distinct():
     assert seeds == [evaluation_seed(0, n) for n in range(1000)]
     assert len(set(seeds)) == 1000 and all(0 <= s < 2**32 for s in seeds)
     assert evaluation_seed(1, 5) != evaluation_seed(0, 5)
+
+
+def test_auto_on_a_gpu_without_parameters_uses_the_generic_model(tss):
+    from nasenergy.hardware.nvml import open_device
+    from nasenergy.testing import FakeGpu, FakeNvml
+
+    name = "NVIDIA L4 (fake)"
+    meter = FakeMeter(device_name=name, idle_power_w=16.0, max_power_w=70.0, sm_clock_mhz=2040.0)
+    for mode in ("auto", "modelled"):
+        with pytest.raises(UsageError, match="no NVML device") if mode == "modelled" else _nothing():
+            assert make_dvfs(SearchConfig(dvfs=mode), meter, tss) is None
+    meter.nvml_device = open_device(0, FakeNvml([FakeGpu(
+        name=name, graphics_clocks_mhz=tuple(range(210, 2041, 15)), default_sm_clock_mhz=2040,
+        idle_power_w=16.0, power_limit_w=72.0, power_limit_range_w=(40.0, 72.0))]))
+    step = make_dvfs(SearchConfig(dvfs="auto"), meter, tss)
+    assert step is not None and step.label == "modelled (generic)" and "generic model" in step.note
+    arch = tss.sample(1, seed=3)[0]
+    m = meter.measure_arch(arch, precision="fp16", batch_size=1024)
+    clock = step.optimal_clock(arch, m)
+    assert clock.label == "modelled (generic)" and clock.sm_clock_mhz < 2040
+    assert step.energy_bound(m) <= clock.best.energy_j_per_img
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
