@@ -27,7 +27,7 @@ from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
-from nasenergy.search.config import SearchConfig
+from nasenergy.search.config import SearchConfig, check_run_folder
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.env_info import collect_env
 from nasenergy.search.locks import RunFolderLock
@@ -106,6 +106,7 @@ def run_search(
             or a run folder in use.
     """
     config.validate()
+    check_run_folder(config)
     out = config.out_dir
     resume_command = resume_command or " ".join(["python -m nasenergy.search", *sys.argv[1:]])
     spec = resolve_storage(config.storage, out)
