@@ -11,10 +11,19 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 
 COMPARISON_PNG = "hypervolume_comparison.png"
+
+LEGEND_SETTINGS: tuple[tuple[str, str], ...] = (
+    ("space", "space"), ("dataset", "dataset"), ("sampler", "sampler"), ("filter", "filter"),
+    ("target_recall", "target recall"), ("dvfs", "DVFS"), ("hardware", "hardware"), ("precision", "precision"),
+    ("batch_size", "batch"), ("seed", "seed"), ("budget", "budget"),
+)
+"""The ``config.json`` fields a comparison legend shows when the runs differ in them, with their words."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,25 +65,43 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
                 + "; ".join(f"{r.run_dir}: {','.join(o.name for o in r.objectives)}" for r in records)
             )
         objectives = records[0].objectives
-        labels = _unique_labels(records)
+        labels = comparison_labels(records)
         curves = {label: hypervolume_series(r.evaluated, objectives) for label, r in zip(labels, records)}
         target = (out or Path.cwd()) / COMPARISON_PNG
         written.append(
             plot_hypervolume(
                 curves,
                 target,
+                objectives=objectives,
                 title=f"hypervolume of {', '.join(o.name for o in objectives)}",
-                note=provenance_line([row for r in records for row in r.evaluated]),
+                note=provenance_line([row for r in records for row in r.evaluated], objectives),
             )
         )
     return written
 
 
-def _unique_labels(records: Sequence) -> list[str]:
+def comparison_labels(records: Sequence[Any]) -> list[str]:
+    """One legend label per run: its name (the study name, else the folder's name, numbered when
+    runs still share it), then the settings in which the runs differ, e.g.
+    ``tss-cifar10-... (filter dominance, target recall 0.8)`` (a run without a filter shows no
+    target recall). Never a path."""
     names = [r.name for r in records]
-    if len(set(names)) == len(names):
-        return names
-    return [str(r.run_dir) for r in records]
+    if len(set(names)) < len(names):
+        names = [r.run_dir.name for r in records]
+    if len(set(names)) < len(names):
+        names = [f"{name} #{k + 1}" for k, name in enumerate(names)]
+    differing = [(key, word) for key, word in LEGEND_SETTINGS
+                 if len({repr(r.config.get(key)) for r in records}) > 1]
+    labels = []
+    for name, record in zip(names, records):
+        shown = [(k, w) for k, w in differing if not (k == "target_recall" and record.config.get("filter") == "none")]
+        settings = ", ".join(f"{word} {_setting(record.config.get(key))}" for key, word in shown)
+        labels.append(f"{name} ({settings})" if settings else name)
+    return labels
+
+
+def _setting(value: Any) -> str:
+    return "–" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasenergy.search.objectives import SearchObjective, hv_curve, points_of
+from nasenergy.search.objectives import SearchObjective, hv_curve, hypervolume_axis_label, points_of
 
 if TYPE_CHECKING:
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
     from nasenergy.search.run_files import RunRecord
@@ -40,15 +41,43 @@ def _figure(width_in: float, height_in: float) -> "Figure":
 
 def _save(fig: "Figure", path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
     return path
 
 
-def provenance_line(rows: Sequence[Mapping[str, Any]]) -> str:
+def _readable_log_ticks(axis: "Axis", values: np.ndarray) -> None:
+    """Log-scale ticks that never crowd: a few evenly stepped ticks within a factor of three,
+    1-2-5 steps up to a few decades, whole decades beyond; minor ticks unlabelled."""
+    from matplotlib.ticker import LogLocator, MaxNLocator, NullFormatter
+
+    decades = float(np.log10(values.max() / values.min())) if len(values) else 0.0
+    if decades < 0.5:
+        axis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))
+    else:
+        subs = (1.0, 2.0, 5.0) if decades < 2.5 else (1.0,)
+        axis.set_major_locator(LogLocator(base=10.0, subs=subs, numticks=6))
+    axis.set_major_formatter(_short_number_formatter())
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _short_number_formatter() -> Any:
+    """Tick labels such as ``2e-05``, ``5e+04`` or ``300``: three significant digits at most."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: f"{v:.3g}")
+
+
+def provenance_line(
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective] | None = None
+) -> str:
     """``accuracy: recorded (x-valid, 12 ep); throughput: modelled; energy: modelled`` for the
-    evaluated rows (the accuracy's split and schedule where the rows name them)."""
+    evaluated rows (the accuracy's split and schedule where the rows name them), naming only
+    ``objectives`` when given."""
     parts = []
+    names = None if objectives is None else {o.name for o in objectives}
     for label, col in (("accuracy", "accuracy_source"), ("throughput", "throughput_source"), ("energy", "energy_source")):
+        if names is not None and label not in names:
+            continue
         sources = sorted({str(r[col]) for r in rows if r.get(col)})
         if sources:
             parts.append(f"{label}: {'/'.join(sources)}")
@@ -91,14 +120,16 @@ def plot_projections(
         ax.scatter(front[:, i], front[:, j], s=26, c="tab:red", label="Pareto front", zorder=3)
         ax.set_xlabel(objectives[i].label)
         ax.set_ylabel(objectives[j].label)
-        for set_scale, col in ((ax.set_xscale, i), (ax.set_yscale, j)):
+        for set_scale, axis, col in ((ax.set_xscale, ax.xaxis, i), (ax.set_yscale, ax.yaxis, j)):
             values = pts[:, col][np.isfinite(pts[:, col])]
             if objectives[col].name in _LOG_OBJECTIVES and len(values) and values.min() > 0:
                 set_scale("log")
+                _readable_log_ticks(axis, values)
+        ax.tick_params(axis="x", labelrotation=30)
         ax.grid(True, alpha=0.3)
         if k == 0:
             ax.legend(loc="best", fontsize=8)
-    fig.suptitle(f"{title}  ({provenance_line(rows)})".strip(), fontsize=9)
+    fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
 
@@ -132,7 +163,7 @@ def plot_3d(
     ax.set_ylabel(labels[1], fontsize=8)
     ax.set_zlabel(labels[2], fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"{title}\n({provenance_line(rows)})".strip(), fontsize=9)
+    fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     return _save(fig, path)
 
 
@@ -145,26 +176,38 @@ def hypervolume_series(
 
 
 def plot_hypervolume(
-    curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: Path, *, title: str = "", note: str = ""
+    curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    path: Path,
+    *,
+    objectives: Sequence[SearchObjective],
+    title: str = "",
+    note: str = "",
 ) -> Path:
     """Hypervolume against full evaluations, one line per named curve.
 
     Args:
-        curves: run name -> ``(evaluations, hypervolume)`` (see `hypervolume_series`).
+        curves: legend label -> ``(evaluations, hypervolume)`` (see `hypervolume_series`); with
+            several curves the legend goes below the axes, so labels may be long.
         path: the PNG to write.
+        objectives: the objectives of the hypervolume (they give its unit).
         title: the figure title.
         note: a second title line (e.g. the objectives and provenance).
     """
-    fig = _figure(6.4, 4.4)
+    n_curves = len(curves)
+    fig = _figure(7.2, 4.6)
     ax = fig.add_subplot(1, 1, 1)
     for name, (x, y) in curves.items():
-        ax.step(x, y, where="post", label=f"{name} ({len(x)} evaluations)")
-    ax.set_xlabel("full accuracy evaluations")
-    ax.set_ylabel("hypervolume (reference 0; energy as img/J)")
+        label = f"{name}, {len(x)} evaluations" if n_curves == 1 else f"{name}\n    {len(x)} evaluations"
+        ax.step(x, y, where="post", label=label)
+    ax.set_xlabel("full accuracy evaluations (count)")
+    ax.set_ylabel(hypervolume_axis_label(objectives), fontsize=9)
+    ax.yaxis.set_major_formatter(_short_number_formatter())
     ax.grid(True, alpha=0.3)
-    if curves:
-        ax.legend(loc="lower right", fontsize=8)
     ax.set_title("\n".join(t for t in (title, note) if t), fontsize=9)
+    if n_curves > 1:  # below the axes, where long labels cannot hide the curves
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.16), fontsize=8, frameon=False)
+    elif curves:
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     return _save(fig, path)
 
@@ -202,8 +245,9 @@ def draw_run(record: "RunRecord", out_dir: Path | None = None) -> list[Path]:
         plot_hypervolume(
             {record.name: hypervolume_series(evaluated, objectives)},
             out / HYPERVOLUME_PNG,
-            title=f"{record.name}: hypervolume of {', '.join(o.name for o in objectives)}",
-            note=provenance_line(evaluated),
+            objectives=objectives,
+            title=f"{record.name}\nhypervolume of {', '.join(o.name for o in objectives)}",
+            note=provenance_line(evaluated, objectives),
         ),
     ]
     return [p for p in written if p is not None]

@@ -17,7 +17,7 @@ from typing import Any
 
 from nasenergy.search.coverage import Coverage
 from nasenergy.plots import plot_names
-from nasenergy.search.objectives import hv_hypervolume, points_of
+from nasenergy.search.objectives import hv_hypervolume, hypervolume_unit, points_of
 from nasenergy.search.run_files import RunRecord
 
 
@@ -52,12 +52,12 @@ def _sources(rows: Sequence[Mapping[str, Any]], col: str) -> str:
 
 
 def _parts(env: Mapping[str, Any], objectives: Sequence[str]) -> str:
-    """The workers' parts (meter, oracle, DVFS), each distinct line once (the filter's energy
-    bound only when energy is an objective)."""
+    """The workers' parts (meter, oracle, DVFS), each distinct line once; the filter's energy
+    bound only when energy is an objective."""
     seen: dict[str, None] = {}
     for info in (env.get("workers") or {}).values():
         for key, value in (info.get("parts") or {}).items():
-            if key == "filter energy bound" and "energy" not in objectives:
+            if "energy" not in objectives and "energy bound" in key:
                 continue
             seen[f"{key} {value}"] = None
     return "; ".join(seen) or "–"
@@ -126,7 +126,7 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     parts = {}
     for info in (env.get("workers") or {}).values():
         parts.update(info.get("parts") or {})
-    if parts.get("filter energy bound") and "energy" in (cfg.get("objectives") or ()):
+    if "energy" in (cfg.get("objectives") or ()) and parts.get("filter energy bound"):
         line += f"; its energy bound at the optimal clock: {parts['filter energy bound']}"
     return line
 
@@ -138,24 +138,55 @@ def _band(r: Mapping[str, Any]) -> str:
     return f"{float(lo):.1f} to {float(hi):.1f}"
 
 
-def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
+def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]], hardware: str) -> list[str]:
+    """The caveats of the figures; ``hardware`` names the run's hardware objectives (e.g.
+    ``throughput and energy``)."""
     out = []
     measured = [r for r in rows if r.get("measure_source") and r.get("outcome") != "duplicate"]
     clocks = sorted({float(r["measure_sm_clock_mhz"]) for r in measured if r.get("measure_sm_clock_mhz")})
     devices = sorted({str(r["measure_device"]) for r in measured if r.get("measure_device")})
     dvfs = sorted({str(r["dvfs_source"]) for r in evaluated if r.get("dvfs_source")})
-    if measured and dvfs:
+    if measured and dvfs and hardware:
         at = "/".join(f"{c:.0f}" for c in clocks) or "the default"
         out.append(
             f"- the cheap measurements ({_sources(measured, 'measure_source')} on {', '.join(devices)}) were taken "
-            f"at the default SM clock ({at} MHz) only; throughput and energy at every other clock, including each "
-            f"network's energy-optimal clock, are {'/'.join(dvfs)}"
+            f"at the default SM clock ({at} MHz) only; {hardware} at every other clock, including each "
+            f"network's energy-optimal clock, {'is' if ' and ' not in hardware else 'are'} {'/'.join(dvfs)}"
         )
-    elif measured:
-        out.append("- no DVFS step: throughput and energy are scored at the default clock, as measured")
+    elif measured and hardware:
+        out.append(f"- no DVFS step: {hardware} {'is' if ' and ' not in hardware else 'are'} scored at the "
+                   "default clock, as measured")
     for caveat in sorted({str(r["dvfs_caveat"]) for r in evaluated if r.get("dvfs_caveat")}):
         out.append(f"- DVFS: {caveat}")
     return out
+
+
+Column = tuple[str, str, Any]
+"""A front table column: header, Markdown alignment, and the function giving a row's cell."""
+
+
+def _front_columns(names: Sequence[str]) -> list[Column]:
+    """The Pareto front table's columns for a run with objectives ``names``."""
+    columns: list[Column] = [
+        ("trial", "---:", lambda r: str(r["trial_number"])),
+        ("arch index", "---:", lambda r: _fmt(r.get("arch_index"), "d")),
+        ("arch", "---", lambda r: f"`{r.get('arch')}`"),
+        ("search acc %", "---:", lambda r: _fmt(r.get("accuracy_pct"), ".2f")),
+        ("final acc %", "---:", lambda r: _fmt(r.get("final_accuracy_pct"), ".2f")),
+    ]
+    if "throughput" in names:
+        columns.append(("img/s", "---:", lambda r: _fmt(r.get("throughput_img_per_s"), ",.0f")))
+    if "energy" in names:
+        columns.append(("J/img", "---:", lambda r: _fmt(r.get("energy_j_per_img"), ".3e")))
+    columns += [
+        ("optimal clock MHz", "---:", lambda r: _fmt(r.get("optimal_sm_clock_mhz"), ".0f")),
+        ("default clock MHz", "---:", lambda r: _fmt(r.get("default_sm_clock_mhz"), ".0f")),
+    ]
+    if "energy" in names:
+        columns.append(("energy saving %", "---:", lambda r: _fmt(r.get("energy_saving_pct"), ".1f")))
+        columns.append(("saving band %", "---:", _band))
+    columns.append(("clock from", "---", lambda r: str(r.get("dvfs_label") or r.get("dvfs_source") or "–")))
+    return columns
 
 
 def render_report(record: RunRecord, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
@@ -180,6 +211,13 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0
     final_missing = [r for r in evaluated if r.get("final_accuracy_pct") is None]
     cap = _worker_field(record.env, "candidate_cap")
+    names = [o.name for o in objectives]
+    hardware = " and ".join(n for n in ("throughput", "energy") if n in names)
+    columns = _front_columns(names)
+    scored = "; ".join(f"scored {n}: {_sources(evaluated, n + '_source')}" for n in ("throughput", "energy")
+                       if n in names) or "scored throughput and energy: not objectives of this run"
+    reference = "0 for every objective" + (", with energy taken as efficiency (img/J = 1 / energy)"
+                                           if "energy" in names else "")
 
     lines = [
         f"# Search run `{record.name}`",
@@ -211,10 +249,9 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
         "",
         "## Hypervolume",
         "",
-        f"- final hypervolume: **{hv:.6g}** over {len(evaluated)} evaluations",
-        "- reference point: 0 for every objective"
-        + (", with energy taken as efficiency (img/J = 1 / energy)" if "energy" in names else "")
-        + "; fixed for every run, so curves of different runs compare directly",
+        f"- final hypervolume: **{hv:.6g}** {hypervolume_unit(objectives)} over {len(evaluated)} evaluations",
+        f"- reference point: {reference}; fixed for every run, so curves of different runs with the same "
+        "objectives compare directly",
         "",
         "## Provenance",
         "",
@@ -228,39 +265,31 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
            if final_missing else ""),
         f"- optimal clock (DVFS): "
         f"{_sources([{**r, 'dvfs_label': r.get('dvfs_label') or r.get('dvfs_source')} for r in evaluated], 'dvfs_label')}",
-        f"- scored throughput: {_sources(evaluated, 'throughput_source')}; scored energy: "
-        f"{_sources(evaluated, 'energy_source')}",
+        f"- {scored}",
         "",
         "## Caveats",
         "",
-        *(_caveats(rows, evaluated) or ["- none"]),
+        *(_caveats(rows, evaluated, hardware) or ["- none"]),
         "",
         f"## Pareto front ({len(front)} cells)",
         "",
         f"Search accuracy: {_metric(evaluated, 'accuracy_split', 'accuracy_schedule')} (the objective); final "
-        f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}. Throughput and energy at each cell's "
-        "optimal clock. The energy saving is against the default clock; its band is the model's when "
-        "the network's clock sensitivity is off by its calibration residual (and, for the generic "
-        "model, with each calibrated GPU's shape in turn). The clock comes from a "
-        "measured sweep (`measured`), a model calibrated on measured sweeps of this GPU "
-        "(`modelled (calibrated)`), one carried over from another GPU (`modelled (extrapolated)`) or "
-        "the generic model built from what NVML reports (`modelled (generic)`).",
+        f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}."
+        + (f" {hardware.capitalize()} at each cell's optimal clock." if hardware else "")
+        + (" The energy saving is against the default clock; its band is the model's when the network's "
+           "clock sensitivity is off by its calibration residual (and, for the generic model, with each "
+           "calibrated GPU's shape in turn). The clock comes from a measured sweep (`measured`), a model "
+           "calibrated on measured sweeps of this GPU (`modelled (calibrated)`), one carried over from "
+           "another GPU (`modelled (extrapolated)`) or the generic model built from what NVML reports "
+           "(`modelled (generic)`)." if "energy" in names else ""),
         "",
-        "| trial | arch index | arch | search acc % | final acc % | img/s | J/img | optimal clock MHz | "
-        "default clock MHz | energy saving % | saving band % | clock from |",
-        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| " + " | ".join(c[0] for c in columns) + " |",
+        "| " + " | ".join(c[1] for c in columns) + " |",
     ]
     for r in front:
-        lines.append(
-            f"| {r['trial_number']} | {_fmt(r.get('arch_index'), 'd')} | `{r.get('arch')}` | "
-            f"{_fmt(r.get('accuracy_pct'), '.2f')} | {_fmt(r.get('final_accuracy_pct'), '.2f')} | "
-            f"{_fmt(r.get('throughput_img_per_s'), ',.0f')} | "
-            f"{_fmt(r.get('energy_j_per_img'), '.3e')} | {_fmt(r.get('optimal_sm_clock_mhz'), '.0f')} | "
-            f"{_fmt(r.get('default_sm_clock_mhz'), '.0f')} | {_fmt(r.get('energy_saving_pct'), '.1f')} | "
-            f"{_band(r)} | {r.get('dvfs_label') or r.get('dvfs_source') or '–'} |"
-        )
-    files = ["`candidates.csv` (every candidate)", "`pareto_front.csv`", "`config.json`", "`env.json`",
-             *(f"`{name}`" for name in plot_names(objectives))]
+        lines.append("| " + " | ".join(c[2](r) for c in columns) + " |")
+    files = ["`candidates.csv` (every candidate)", *(f"`{f}`" for f in ("pareto_front.csv", "config.json", "env.json",
+                                                                      *plot_names(objectives)))]
     lines += ["", "## Files", "", ", ".join(files) + "."]
     if resume_command:
         lines += ["", f"Resume or extend (a larger `--budget`): `{resume_command}`"]

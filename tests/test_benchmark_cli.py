@@ -11,14 +11,7 @@ from pathlib import Path
 import pytest
 
 from nasenergy.benchmark import main
-from nasenergy.paths import shared_data_dir
-
-
-def _shared(relative: str = "") -> Path:
-    path = shared_data_dir(must_exist=False) / relative
-    if not path.exists():
-        pytest.skip(f"shared reference data not available: {path}")
-    return path
+from shared_files import TSS_TABLES, require_shared, shared_file
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -29,12 +22,13 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def test_import_info_query(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
-    code, out, err = run("import", str(_shared()), "--cache-dir", cache)
+    shared = require_shared(*TSS_TABLES)
+    code, out, err = run("import", str(shared), "--cache-dir", cache)
     assert code == 0, err
     assert "benchmark-tss.npz" in out and "cifar10-valid" in out
     code, out, _ = run("info", "--cache-dir", cache)
     assert code == 0
-    assert "tss:" in out and str(_shared()) in out and "MiB" in out and "x-valid" in out and "200" in out
+    assert "tss:" in out and str(shared) in out and "MiB" in out and "x-valid" in out and "200" in out
     code, out, _ = run("info", "--cache-dir", cache, "--json")
     (bench,) = json.loads(out)["benchmarks"]
     assert bench["space"] == "tss" and bench["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 15625
@@ -45,7 +39,7 @@ def test_import_info_query(tmp_path: Path) -> None:
 
 
 def test_import_of_the_official_fixture(tmp_path: Path) -> None:
-    code, out, err = run("import", str(_shared("nats_bench_fixture/fake_torch_dir")), "--cache-dir", str(tmp_path))
+    code, out, err = run("import", str(shared_file("nats_bench_fixture/fake_torch_dir")), "--cache-dir", str(tmp_path))
     assert code == 0, err
     code, out, err = run("query", "11", "--dataset", "imagenet16", "--cache-dir", str(tmp_path))
     assert code == 0 and "(recorded)" in out
@@ -69,7 +63,7 @@ def test_import_of_the_official_fixture(tmp_path: Path) -> None:
 def test_bad_input_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv, code, needle) -> None:
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     fixture = "nats_bench_fixture/fake_torch_dir"
-    argv = [a.format(tmp=tmp_path, fixture=_shared(fixture) if "{fixture}" in a else "") for a in argv]
+    argv = [a.format(tmp=tmp_path, fixture=shared_file(fixture) if "{fixture}" in a else "") for a in argv]
     got, out, err = run(*argv)
     assert got == code
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
@@ -89,9 +83,8 @@ def test_query_without_an_installed_benchmark_uses_the_embedded_one(tmp_path: Pa
 def test_build_embedded_writes_the_tables(tmp_path: Path) -> None:
     from nasenergy.oracles.embedded_sources import SOURCES
 
-    for source in SOURCES:
-        _shared(source.file)
-    code, out, err = run("build-embedded", "--shared-data", str(_shared()), "--out", str(tmp_path))
+    shared = require_shared(*(source.file for source in SOURCES))
+    code, out, err = run("build-embedded", "--shared-data", str(shared), "--out", str(tmp_path))
     assert code == 0, err
     assert "built 4 embedded tables" in out
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -57,24 +57,114 @@ def test_hypervolume_series_matches_the_curve():
 def test_provenance_line_names_every_source():
     assert plots.provenance_line(_rows(2)) == "accuracy: recorded; throughput: modelled; energy: modelled"
     assert plots.provenance_line([]) == "no evaluated candidates"
+    two = objectives_for(["accuracy", "throughput"])
+    assert plots.provenance_line(_rows(2), two) == "accuracy: recorded; throughput: modelled"
 
 
 def test_overlay_of_two_runs(tmp_path):
     objs = objectives_for(["accuracy", "throughput", "energy"])
     curves = {"a": plots.hypervolume_series(_rows(seed=1), objs), "b": plots.hypervolume_series(_rows(seed=2), objs)}
-    out = plots.plot_hypervolume(curves, tmp_path / "cmp.png", title="t")
+    out = plots.plot_hypervolume(curves, tmp_path / "cmp.png", objectives=objs, title="t")
     assert _is_png(out)
     with pytest.raises(KeyError):
         plots.hypervolume_series([{"outcome": "evaluated"}], objectives_for(["speed"]))
 
 
-def _write_run(folder: Path, name: str, objectives: list[str], seed: int) -> Path:
+def _write_run(folder: Path, name: str, objectives: list[str], data_seed: int, **config) -> Path:
     from nasenergy.search import run_files
 
-    folder.mkdir()
-    run_files.write_tables(folder, _rows(seed=seed), objectives_for(objectives))
-    run_files.write_json(folder / run_files.CONFIG_JSON, {"study_name": name, "objectives": objectives})
+    folder.mkdir(parents=True)
+    run_files.write_tables(folder, _rows(seed=data_seed), objectives_for(objectives))
+    run_files.write_json(folder / run_files.CONFIG_JSON, {"study_name": name, "objectives": objectives, **config})
     return folder
+
+
+def _axis_texts(monkeypatch) -> list[dict]:
+    """Capture, for every axes saved by `plots._save`, its labels, tick labels and legend texts."""
+    seen: list[dict] = []
+    save = plots._save
+
+    def spy(fig, path):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            ticks = {}
+            for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+                labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+                ticks[name] = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+            seen.append({"file": path.name, "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "ticks": ticks,
+                         "legend": [t.get_text() for t in legend.get_texts()] if legend else []})
+        return save(fig, path)
+
+    monkeypatch.setattr(plots, "_save", spy)
+    return seen
+
+
+def test_every_axis_has_a_unit(tmp_path, monkeypatch):
+    seen = _axis_texts(monkeypatch)
+    rec = RunRecord(tmp_path, {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"]}, _rows(40), {})
+    plots.draw_run(rec)
+    flat = [a for a in seen if a["file"] != plots.PARETO_3D_PNG]
+    assert len(flat) == 4  # three projections and the hypervolume curve
+    for axes in flat:
+        for label in (axes["xlabel"], axes["ylabel"]):
+            assert label.endswith(")") and "(" in label, label
+    hv = next(a for a in seen if a["file"] == plots.HYPERVOLUME_PNG)
+    assert "% × img/s × img/J" in hv["ylabel"]
+
+
+def test_two_objective_hypervolume_unit(tmp_path, monkeypatch):
+    seen = _axis_texts(monkeypatch)
+    rec = RunRecord(tmp_path, {"study_name": "s", "objectives": ["accuracy", "throughput"]}, _rows(), {})
+    plots.draw_run(rec)
+    hv = next(a for a in seen if a["file"] == plots.HYPERVOLUME_PNG)
+    assert "(% × img/s;" in hv["ylabel"] and "img/J" not in hv["ylabel"]
+
+
+@pytest.mark.parametrize("spread", [1.3, 30.0, 1e4])
+def test_projection_tick_labels_never_overlap(tmp_path, monkeypatch, spread):
+    seen = _axis_texts(monkeypatch)
+    rows = _rows(60)
+    rng = np.random.default_rng(3)
+    for r in rows:  # throughput and energy over a narrow or a wide range
+        r["throughput_img_per_s"] = float(2e4 * rng.uniform(1, spread))
+        r["energy_j_per_img"] = float(3e-5 * rng.uniform(1, spread))
+    mark = [dict(r, on_front=False) for r in rows]
+    plots.plot_projections(mark, objectives_for(["accuracy", "throughput", "energy"]), tmp_path / "p.png")
+    assert len(seen) == 3
+    for axes in seen:
+        for name in ("x", "y"):
+            boxes = [box for _, box in axes["ticks"][name]]
+            assert len(boxes) >= 2, (axes, name)
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b), [text for text, _ in axes["ticks"][name]]
+
+
+def test_comparison_legend_names_runs_and_the_settings_that_differ(tmp_path, monkeypatch):
+    from nasenergy.plot import plot_runs
+
+    seen = _axis_texts(monkeypatch)
+    objs = ["accuracy", "throughput", "energy"]
+    a = _write_run(tmp_path / "deep" / "a", "run-a", objs, 1, filter="dominance", target_recall=0.8, seed=0)
+    b = _write_run(tmp_path / "deep" / "b", "run-b", objs, 2, filter="none", target_recall=0.95, seed=0)
+    plot_runs([a, b], tmp_path)
+    legend = next(x for x in seen if x["file"] == "hypervolume_comparison.png")["legend"]
+    assert legend[0].startswith("run-a (filter dominance, target recall 0.8)")
+    assert legend[1].startswith("run-b (filter none)")
+    assert not any(str(tmp_path) in text for text in legend)
+
+
+def test_comparison_legend_of_runs_sharing_a_name_uses_their_folders(tmp_path, monkeypatch):
+    from nasenergy.plot import comparison_labels
+    from nasenergy.search.run_files import load_run
+
+    objs = ["accuracy", "throughput", "energy"]
+    a = _write_run(tmp_path / "x" / "first", "same", objs, 1, seed=0)
+    b = _write_run(tmp_path / "y" / "second", "same", objs, 2, seed=1)
+    c = _write_run(tmp_path / "z" / "second", "same", objs, 3, seed=2)
+    assert comparison_labels([load_run(a), load_run(b)]) == ["first (seed 0)", "second (seed 1)"]
+    assert comparison_labels([load_run(b), load_run(c)]) == ["second #1 (seed 1)", "second #2 (seed 2)"]
 
 
 def test_plot_command_redraws_and_compares(tmp_path, capsys):

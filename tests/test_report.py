@@ -117,3 +117,27 @@ def test_a_two_objective_report_names_no_energy_bound_and_only_the_plots_drawn(t
     drawn = {p.name for p in draw_run(two)}
     listed = set(text.split("## Files", 1)[1].replace("`", " ").replace(",", " ").replace(".png.", ".png").split())
     assert drawn and drawn <= listed and {n for n in listed if n.endswith(".png")} == drawn
+
+
+def _two_objective_record() -> RunRecord:
+    rec = _record()
+    rows = [{k: v for k, v in r.items() if k not in ("energy_j_per_img", "energy_source", "energy_saving_pct")}
+            for r in rec.rows]
+    mark_front(rows, objectives_for(["accuracy", "throughput"]))
+    cfg = {**rec.config, "objectives": ["accuracy", "throughput"], "filter": "dominance"}
+    env = {"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}}
+    return RunRecord(rec.run_dir, cfg, rows, env)
+
+
+def test_a_two_objective_report_speaks_only_of_its_objectives():
+    text = render_report(_two_objective_record())
+    assert "energy bound" not in text and "J/img" not in text and "img/J" not in text
+    assert "pareto_3d.png" not in text and "pareto_projections.png" in text
+    assert "energy saving" not in text and "scored energy" not in text
+    assert "% × img/s over" in text
+
+
+def test_a_three_objective_report_lists_every_plot_and_the_energy_figures():
+    rec = _record(env={"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
+    text = render_report(rec)
+    assert "pareto_3d.png" in text and "energy bound" in text and "% × img/s × img/J over" in text

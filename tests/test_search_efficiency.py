@@ -151,8 +151,11 @@ def test_dominated_on_arrival_marks_evaluations_that_left_the_front_unchanged(se
     assert se.dominated_on_arrival(np.zeros((0, 3))).tolist() == []
 
 
-def test_recall_variants_set_the_filter_target_recall(se):
+def test_recall_variants_set_the_filter_target_recall(se, tmp_path, monkeypatch):
     from nasenergy.search.config import DEFAULT_TARGET_RECALL
+
+    # The config only names the shared folder as its benchmark; no file of it is read here.
+    monkeypatch.setenv("NASENERGY_SHARED_DATA", str(tmp_path))
 
     assert se.search_config("tpe+dominance@0.5", 0, 10).target_recall == 0.5
     assert se.search_config("tpe+dominance@0.95", 0, 10).filter == "dominance"

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.filter.records import FilterError
+from nasenergy.filter.tree_predict import StackedTrees
 
 ESTIMATORS: tuple[str, ...] = ("gbr", "rf", "extra_trees", "gp")
 """Accuracy model names: gradient boosting, random forest, extremely randomised trees, and a
@@ -108,6 +109,7 @@ class CVPlusRegressor:
         self.n_folds = int(n_folds)
         self.seed = int(seed)
         self._models: list[Any] = []
+        self._stacked: StackedTrees | None = None
         self._fold_of: np.ndarray = np.empty(0, dtype=int)
         self._residuals: np.ndarray = np.empty(0)
 
@@ -135,7 +137,17 @@ class CVPlusRegressor:
             residuals[held] = y[held] - model.predict(X[held])
             models.append(model)
         self._models, self._fold_of, self._residuals = models, fold_of, residuals
+        self._stacked = StackedTrees.from_pipelines(models)
         return self
+
+    def fold_predictions(self, X: np.ndarray) -> np.ndarray:
+        """The ``(K, m)`` predictions of the ``K`` fold models for the rows of ``X``."""
+        if not self._models:
+            raise FilterError("the accuracy model is not fitted yet")
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if self._stacked is not None:
+            return self._stacked.predict(X)
+        return np.vstack([m.predict(X) for m in self._models])
 
     def predict_interval(self, X: np.ndarray, alpha: float) -> AccuracyInterval:
         """Point predictions and one-sided bounds at level ``1 - alpha`` for each row of ``X``."""
@@ -144,7 +156,7 @@ class CVPlusRegressor:
         if not 0 < alpha < 1:
             raise FilterError(f"alpha must be in (0, 1), got {alpha}")
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        preds = np.vstack([m.predict(X) for m in self._models])  # (K, m)
+        preds = self.fold_predictions(X)  # (K, m)
         scores = np.sort(preds[self._fold_of] + self._residuals[:, None], axis=0)  # (n, m)
         n = len(self._residuals)
         hi_rank = math.ceil((1 - alpha) * (n + 1))

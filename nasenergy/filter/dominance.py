@@ -60,7 +60,8 @@ class DominanceFilter(UtilizationFilter):
         seed: seeds the folds and models (decisions are reproducible).
         refit_every: refit the model once at least this many new evaluations have arrived ...
         refit_growth: ... and at least this share of the data it was last fitted on (so the
-            number of refits grows only logarithmically with the number of evaluations).
+            number of refits grows only logarithmically with the number of evaluations: 11
+            fits from 20 to 200 evaluations at the default 0.25).
         objectives: the front's columns, in order; names from ``accuracy``, ``throughput``,
             ``energy`` (drop ``energy`` on devices that cannot measure it).
         energy_bound: callable giving optimistic optimal-clock figures for a measurement (see
@@ -80,7 +81,7 @@ class DominanceFilter(UtilizationFilter):
         n_folds: int = 5,
         seed: int = 0,
         refit_every: int = 1,
-        refit_growth: float = 0.1,
+        refit_growth: float = 0.25,
         objectives: Sequence[str] = DEFAULT_OBJECTIVES,
         energy_bound: EnergyBound | dict[str, Any] | None = None,
     ) -> None:

@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                           f"postgresql://user@host:5432/db (default: ${STORAGE_ENV} if set, else a journal file "
                           "in the run folder); its password is masked in every file and message")
     run.add_argument("--study-name", default=None,
-                     help="Optuna study name (default <space>-<dataset>-<sampler>-seed<seed>)")
+                     help="Optuna study name (default: the settings that define the study, e.g. "
+                          "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0)")
     run.add_argument("--out", metavar="DIR", default=None, help="run folder (default runs/<study-name>)")
     run.add_argument("--workers", type=_positive_int, default=_DEFAULTS.workers,
                      help="worker processes this command starts, one GPU each where GPUs are visible "

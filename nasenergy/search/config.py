@@ -68,6 +68,9 @@ space gave 0.922 / 0.991 / 0.990 of the true front's normalised hypervolume at 0
 every 0.5 run stalling.) The threshold filter keeps its own 0.95 (it learns a plain utilization
 cut-off; lower recalls cut more of the front). ``none`` ignores it."""
 
+_OBJECTIVE_SHORT: dict[str, str] = {"accuracy": "acc", "throughput": "thr", "energy": "energy"}
+"""How each objective is spelled in a default study name."""
+
 _STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -145,8 +148,18 @@ class SearchConfig:
 
     @property
     def resolved_study_name(self) -> str:
-        """The study name, derived from space, dataset, sampler and seed when not given."""
-        return self.study_name or f"{self.space}-{self.dataset}-{self.sampler}-seed{self.seed}"
+        """The study name: ``study_name`` when given, else `default_study_name`."""
+        return self.study_name or self.default_study_name
+
+    @property
+    def default_study_name(self) -> str:
+        """A name made of the settings that define the study (`STUDY_DEFINING`), the sampler and the
+        seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0``: runs
+        that differ in any of them never share a default study (or run folder)."""
+        objectives = ".".join(_OBJECTIVE_SHORT.get(o, o) for o in self.objectives)
+        filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
+        return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
+                f"dvfs.{self.dvfs}-{self.sampler}-seed{self.seed}")
 
     @property
     def out_dir(self) -> Path:
@@ -293,3 +306,31 @@ def parse_search_metric(text: str) -> tuple[str, str]:
 def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise UsageError(f"{flag}: {value!r} is not one of {', '.join(choices)}")
+
+
+def check_run_folder(config: SearchConfig) -> None:
+    """Refuse a run folder that holds another study: a folder keeps one study's files, and runs
+    whose study-defining settings differ get different default study names.
+
+    Raises:
+        UsageError: ``config.json`` in the run folder names another study; the message lists the
+            settings that differ.
+    """
+    stored_file = config.out_dir / "config.json"
+    if not stored_file.is_file():
+        return
+    try:
+        stored = json.loads(stored_file.read_text())
+    except (OSError, ValueError):
+        return  # unreadable: the storage's own check still applies
+    name = stored.get("study_name") if isinstance(stored, dict) else None
+    if not name or name == config.resolved_study_name:
+        return
+    given = config.study_defining()
+    diffs = [f"{k}: stored {stored.get(k)!r}, given {v!r}" for k, v in given.items() if stored.get(k) != v]
+    raise UsageError(
+        f"--out {config.out_dir} holds study {name!r}, not {config.resolved_study_name!r}"
+        + (f" ({'; '.join(diffs)})" if diffs else "")
+        + "; use another --out, or the stored settings to resume it"
+    )
+

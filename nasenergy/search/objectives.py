@@ -114,3 +114,18 @@ def hv_curve(points_in_order: np.ndarray, objectives: Sequence[SearchObjective])
                 hv = hv_hypervolume(front, objectives)
         out[k] = hv
     return out
+
+
+HV_UNITS: dict[str, str] = {"accuracy": "%", "throughput": "img/s", "energy": "img/J"}
+"""The unit each objective contributes to the hypervolume (energy enters as efficiency, img/J)."""
+
+
+def hypervolume_unit(objectives: Sequence[SearchObjective]) -> str:
+    """The hypervolume's unit, e.g. ``% × img/s × img/J`` for the three objectives."""
+    return " × ".join(HV_UNITS[o.name] for o in objectives)
+
+
+def hypervolume_axis_label(objectives: Sequence[SearchObjective]) -> str:
+    """An axis label naming the hypervolume's unit and reference, e.g.
+    ``hypervolume (% × img/s × img/J; reference 0)``."""
+    return f"hypervolume ({hypervolume_unit(objectives)}; reference 0)"

@@ -27,7 +27,7 @@ from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.search.components import Components, ComponentsFactory, build_components
-from nasenergy.search.config import SearchConfig
+from nasenergy.search.config import SearchConfig, check_run_folder
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.dashboard import dashboard_hint
@@ -109,6 +109,7 @@ def run_search(
             or a run folder in use.
     """
     config.validate()
+    check_run_folder(config)
     out = config.out_dir
     secret = password_of(config.storage)
     resume_command = mask_text(resume_command or shell_command(mask_argv(sys.argv[1:])), secrets=[secret])

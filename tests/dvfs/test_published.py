@@ -11,15 +11,8 @@ import pytest
 from dvfs_helpers import make_params, model_sweep
 from nasenergy.dvfs.published import SETS, load_set
 from nasenergy.dvfs.validation import evaluate_workload, leave_one_group_out, summarise
-from nasenergy.errors import DataNotFoundError, UsageError
-from nasenergy.paths import dvfs_data_dir
-
-
-def _data_or_skip():
-    try:
-        return dvfs_data_dir()
-    except DataNotFoundError:
-        pytest.skip("published DVFS sweeps not available")
+from nasenergy.errors import UsageError
+from shared_files import require_dvfs_data
 
 
 @pytest.mark.parametrize("key, n, n_clocks", [
@@ -27,7 +20,7 @@ def _data_or_skip():
     ("titanx_maxwell_inesc", 25, 16),
 ])
 def test_published_sets_load(key, n, n_clocks) -> None:
-    _data_or_skip()
+    require_dvfs_data(*SETS[key].files)
     sweeps = load_set(key)
     assert len(sweeps) == n
     assert all(len(s.clocks_mhz) == n_clocks for s in sweeps)

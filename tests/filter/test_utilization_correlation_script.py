@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,10 +18,7 @@ import pytest
 from nasenergy.errors import UsageError
 from nasenergy.hardware.recorded import measurement_to_row, write_profile
 from nasenergy.measurement import Measurement
-from nasenergy.paths import shared_data_dir
-
-DATA = shared_data_dir(must_exist=False)
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared NATS-Bench data not available")
+from shared_files import shared_glob
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +45,20 @@ def _row(canon: str, util: float, **kw) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def classes():
+def data_dir(script) -> Path:
+    """The shared folder holding the 12- and 200-epoch tables the script reads."""
+    for pattern in script.ACCURACY_GLOBS.values():
+        folder = shared_glob(pattern).parent
+    return folder
+
+
+@pytest.fixture(scope="module")
+def classes(data_dir):
     """Mean 200-epoch CIFAR-10 accuracy of 300 random classes (from the shared table)."""
     from search_spaces import get_space
 
     space = get_space("tss")
-    path = sorted(DATA.glob("nb201_hp200_test_acc__*.csv.gz"))[0]
+    path = sorted(data_dir.glob("nb201_hp200_test_acc__*.csv.gz"))[0]
     members = defaultdict(list)
     with gzip.open(path, "rt", newline="") as f:
         for row in csv.DictReader(f):
@@ -62,11 +68,10 @@ def classes():
     return {names[i]: (float(np.mean(members[names[i]])), len(members[names[i]])) for i in pick}
 
 
-@needs_data
-def test_join_recovers_a_known_perfect_correlation(script, classes, tmp_path) -> None:
+def test_join_recovers_a_known_perfect_correlation(script, classes, data_dir, tmp_path) -> None:
     profile = tmp_path / "profile.csv.gz"
     write_profile([_row(c, acc / 100) for c, (acc, _) in classes.items()], profile)
-    rows = script.run(profile, tmp_path / "out", DATA, None, None)
+    rows = script.run(profile, tmp_path / "out", data_dir, None, None)
     assert len(rows) == 3 * 2 * 2 * 3
     get = {(r.dataset, r.epochs, r.level, r.predictor): r for r in rows}
     exact = get[("cifar10", 200, "class", "utilization")]
@@ -86,12 +91,11 @@ def test_join_recovers_a_known_perfect_correlation(script, classes, tmp_path) ->
     assert "modelled" in readme and "| cifar10 | 200 | 1.000 |" in readme
 
 
-@needs_data
-def test_unrelated_utilization_gives_no_correlation(script, classes, tmp_path) -> None:
+def test_unrelated_utilization_gives_no_correlation(script, classes, data_dir, tmp_path) -> None:
     rng = np.random.default_rng(1)
     profile = tmp_path / "profile.csv"
     write_profile([_row(c, float(rng.uniform())) for c in classes], profile)
-    rows = script.run(profile, tmp_path / "out", DATA, None, None)
+    rows = script.run(profile, tmp_path / "out", data_dir, None, None)
     for r in rows:
         if r.predictor == "utilization" and r.level == "class":
             assert abs(r.spearman_rho) < 0.2

