@@ -197,7 +197,8 @@ def run(args: argparse.Namespace) -> int:
 
     space = get_space(args.space)
     arch = space.parse(args.arch)
-    hardware = resolve_hardware(args.hardware, announce=lambda line: print(line, file=sys.stderr))
+    hardware = resolve_hardware(args.hardware, announce=lambda line: print(line, file=sys.stderr),
+                                space_name=space.name)
     meter: Any
     if hardware == "cuda":
         from nasenergy.hardware.cuda_meter import CudaMeter

@@ -17,9 +17,11 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = print) -> str:
+def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = print, *,
+                     space_name: str = "tss") -> str:
     """The concrete hardware for `hardware`: ``auto`` becomes ``cuda`` if a GPU is present, else
-    ``recorded`` (announced in one line through `announce`).
+    ``recorded`` where a recorded profile of `space_name` is installed, else ``cpu`` (announced in
+    one line through `announce`).
 
     Raises:
         UsageError: unknown `hardware`.
@@ -30,9 +32,16 @@ def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = pri
         return hardware
     if cuda_available():
         return "cuda"
+    from nasenergy.hardware.recorded import default_profile
+
+    if default_profile(space_name).is_file():
+        if announce is not None:
+            announce("no CUDA GPU found: replaying the recorded H200 profile (source=recorded)")
+        return "recorded"
     if announce is not None:
-        announce("no CUDA GPU found: replaying the recorded H200 profile (source=recorded)")
-    return "recorded"
+        announce(f"no CUDA GPU found and no recorded profile of the {space_name} space is installed: "
+                 "measuring on this CPU (source=measured)")
+    return "cpu"
 
 
 def select_meter(
@@ -47,8 +56,8 @@ def select_meter(
 
     Args:
         hardware: ``cuda`` (`CudaMeter`), ``cpu`` (`CpuMeter`), ``recorded`` (`RecordedMeter`)
-            or ``auto``: CUDA if a GPU is present, else the recorded profile (saying so in one
-            line through `announce`).
+            or ``auto``: CUDA if a GPU is present, else the space's recorded profile where one is
+            installed, else the CPU (saying so in one line through `announce`).
         profile_path: the profile for the recorded meter (default: the shipped H200 profile).
         space: the TSS space for the recorded meter.
         announce: where the one-line note of `auto` goes (``None``: nowhere).
@@ -58,7 +67,7 @@ def select_meter(
         UsageError: unknown `hardware`, or ``cuda`` without a GPU.
         DataNotFoundError: the recorded profile is missing.
     """
-    hardware = resolve_hardware(hardware, announce)
+    hardware = resolve_hardware(hardware, announce, space_name=getattr(space, "name", "tss"))
     if hardware == "cuda":
         from nasenergy.hardware.cuda_meter import CudaMeter
 

@@ -176,7 +176,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         UsageError: a bad value, or one the meter cannot measure.
     """
     objectives = None if args.objectives is None else parse_objectives(args.objectives)
-    fitted = fit_to_meter(resolved_meter_kind(args.hardware), precision=args.precision, batch_size=args.batch_size, objectives=objectives)
+    fitted = fit_to_meter(resolved_meter_kind(args.hardware, args.space), precision=args.precision, batch_size=args.batch_size, objectives=objectives)
     if notes is not None:
         notes.extend(fitted.notes)
     return SearchConfig(

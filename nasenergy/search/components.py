@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 from nasenergy.errors import UsageError
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import Measurement
-from nasenergy.search.config import SearchConfig, parse_search_metric
+from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 
 OptimalClockFn = Callable[[Any, Measurement], Any]
@@ -348,8 +348,10 @@ def build_components(config: SearchConfig) -> Components:
     _check_recorded_setting(meter, config, space)
     coverage = profile_coverage(meter, space, config)
     check_budget_reachable(config, coverage)
-    oracle = load_oracle(config.benchmark, space, metrics=search_metrics(config), seed=config.seed,
-                         estimate=config.estimate)
+    # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
+    # embedded SSS tables have 90 epochs only); --search-metric overrides it.
+    metrics = None if config.search_metric == DEFAULT_SEARCH_METRIC else search_metrics(config)
+    oracle = load_oracle(config.benchmark, space, metrics=metrics, seed=config.seed, estimate=config.estimate)
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
     if announce is not None:

@@ -74,11 +74,11 @@ def fit_to_meter(
     return MachineSettings(precision or CPU_PRECISION, batch_size or CPU_BATCH_SIZE, objectives, tuple(notes))
 
 
-def resolved_meter_kind(hardware: str) -> str:
-    """The meter ``--hardware`` selects here (``auto`` resolved without announcing it)."""
+def resolved_meter_kind(hardware: str, space_name: str = "tss") -> str:
+    """The meter ``--hardware`` selects here for `space_name` (``auto`` resolved without announcing it)."""
     from nasenergy.hardware.select import resolve_hardware
 
-    return resolve_hardware(hardware, announce=None)
+    return resolve_hardware(hardware, announce=None, space_name=space_name)
 
 
 def check_meter_serves(meter_kind: str, config: SearchConfig) -> None:
