@@ -40,3 +40,14 @@ def test_cpu_meter_selected():
     from nasenergy.hardware.cpu_meter import CpuMeter
 
     assert isinstance(select.select_meter("cpu", n_repeats=2), CpuMeter)
+
+
+def test_auto_without_gpu_measures_on_the_cpu_for_a_space_without_a_profile(monkeypatch, tmp_path):
+    from nasenergy.hardware import recorded
+
+    monkeypatch.setattr(select, "cuda_available", lambda: False)
+    monkeypatch.setattr(recorded, "SSS_PROFILE", tmp_path / "absent.csv.gz")
+    said: list[str] = []
+    assert select.resolve_hardware("auto", said.append, space_name="sss") == "cpu"
+    assert len(said) == 1 and "sss" in said[0] and "CPU" in said[0]
+    assert select.resolve_hardware("auto", None, space_name="tss") == "recorded"

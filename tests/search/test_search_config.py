@@ -116,3 +116,27 @@ def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
     with pytest.raises(UsageError, match="filter: stored 'dominance', given 'none'") as info:
         check_run_folder(SearchConfig(out=str(tmp_path / "run"), filter="none"))
     assert "\n" not in str(info.value) and "use another --out" in str(info.value)
+
+
+def test_the_default_search_metric_is_the_benchmarks_own_protocol(monkeypatch):
+    import nasenergy.oracles as oracles
+    import nasenergy.search.components as components
+
+    class Loaded(Exception):
+        pass
+
+    seen = {}
+
+    def load(*args, **kw):
+        seen.update(kw)
+        raise Loaded
+
+    monkeypatch.setattr(oracles, "load_oracle", load)
+    with pytest.raises(Loaded):
+        components.build_components(SearchConfig(space="sss", hardware="cpu", objectives=("accuracy", "throughput"),
+                                                 precision="fp32", batch_size=256, quiet=True))
+    assert seen["metrics"] is None  # the embedded SSS tables choose 90-epoch x-valid themselves
+    with pytest.raises(Loaded):
+        components.build_components(SearchConfig(search_metric="test/200", hardware="cpu", quiet=True,
+                                                 objectives=("accuracy", "throughput"), precision="fp32", batch_size=256))
+    assert seen["metrics"].search.schedule == "200"
