@@ -48,6 +48,7 @@ from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNIN
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
+from nasenergy.search.db_retry import DatabaseUnavailableError
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
 
@@ -100,6 +101,8 @@ def is_candidate_error(exc: NasEnergyError) -> bool:
     """Whether ``exc`` concerns one candidate (it fails, the search goes on) rather than the run's
     set-up (the search stops): a lookup miss (e.g. a network absent from a partial benchmark) or
     a failure of the environment (exit status 1, e.g. a measurement that ran out of memory)."""
+    if isinstance(exc, DatabaseUnavailableError):
+        return False
     return isinstance(exc, LookupError) or exc.exit_code != 2
 
 

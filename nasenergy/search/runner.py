@@ -7,6 +7,9 @@ adopts the orphaned claims at once. Then run the workers: in this process (``--w
 child processes (one GPU each where GPUs are visible). Finally rebuild the run's files from the
 study. Ctrl-C stops every worker after its current candidate (a second Ctrl-C abandons it and
 returns its budget slot); the files are still written and the command to resume is printed.
+
+Every database call rides out outages of up to ``--db-retry-s`` seconds (`DbRetry`); a worker
+that gives up hands its claims over at once (best effort) and exits with status 6.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import sqlalchemy as sa
+
 from nasenergy.errors import NasEnergyError
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
@@ -30,6 +35,7 @@ from nasenergy.search.components import Components, ComponentsFactory, build_com
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
+from nasenergy.search.db_retry import DbRetry
 from nasenergy.search.dashboard import dashboard_hint
 from nasenergy.search.env_info import collect_env, shell_command
 from nasenergy.search.locks import RunFolderLock
@@ -129,8 +135,9 @@ def run_search(
             clear_stale_journal_lock(spec)
         else:
             lock.acquire_shared()
-        storage = open_optuna_storage(spec)
-        claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+        retry = DbRetry(config.db_retry_s, what=f"the database {spec.display}")
+        storage = open_optuna_storage(spec, retry=retry)
+        claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
             claims.ensure_study(config.budget, config.study_defining())
             study = create_or_load_study(config, storage)
@@ -144,7 +151,7 @@ def run_search(
             progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
             try:
                 if components is not None:
-                    reason = _run_here(config, spec, components, progress)
+                    reason = _run_here(config, spec, components, progress, retry)
                 else:
                     reason = _run_processes(config, spec, components_factory, progress)
             finally:
@@ -191,10 +198,18 @@ def run_worker(
     stop: Any,
     on_candidate: Any = None,
     parent_pid: int | None = None,
+    retry: DbRetry | None = None,
 ) -> WorkerResult:
-    """One worker's life: register, heartbeat, work, retire."""
-    storage = open_optuna_storage(spec)
-    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+    """One worker's life: register, heartbeat, work, retire.
+
+    Raises:
+        DatabaseUnavailableError: the database stayed unreachable for longer than
+            ``--db-retry-s``; the worker's lease is ended first (best effort), so other workers
+            adopt its claim at once.
+    """
+    retry = retry or DbRetry(config.db_retry_s, what=f"the database {spec.display}")
+    storage = open_optuna_storage(spec, retry=retry)
+    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
     try:
         rank = claims.register_worker()
         study = load_worker_study(config, storage, rank=rank)
@@ -216,15 +231,20 @@ def run_worker(
             )
             return worker.run()
     finally:
-        claims.retire_worker()
+        try:
+            claims.retire_worker()  # ends the lease: a claim left running is adopted at once
+        except (NasEnergyError, sa.exc.SQLAlchemyError):
+            pass  # the database is gone: the lease runs out by itself
         claims.close()
 
 
-def _run_here(config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress) -> str:
+def _run_here(
+    config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress, retry: DbRetry
+) -> str:
     stop = threading.Event()
     with _interrupts(stop):
         try:
-            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh)
+            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh, retry=retry)
         except KeyboardInterrupt:
             return "interrupted"
     return "interrupted" if stop.is_set() else result.reason

@@ -25,6 +25,8 @@ from nasenergy.search.credentials import mask_text, mask_url
 if TYPE_CHECKING:
     import optuna
 
+    from nasenergy.search.db_retry import DbRetry
+
 JOURNAL_FILE = "study.journal"
 CLAIMS_FILE = "claims.sqlite"
 _JOURNAL_LOCK_SUFFIX = ".lock"  # the lock file Optuna's own journal backend creates beside it
@@ -161,11 +163,14 @@ def clear_stale_journal_lock(spec: StorageSpec) -> None:
         Path(spec.location + _JOURNAL_LOCK_SUFFIX).unlink(missing_ok=True)
 
 
-def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.storages.BaseStorage":
+def open_optuna_storage(
+    spec: StorageSpec, *, attempts: int = 5, retry: "DbRetry | None" = None
+) -> "optuna.storages.BaseStorage":
     """The Optuna storage for ``spec``.
 
     Several workers may create the RDB schema at the same moment; a failed first attempt is
-    retried a few times.
+    retried a few times. Given ``retry``, a database storage rides out outages: each of its calls
+    is retried through it (`nasenergy.search.db_retry.RetryingStorage`).
     """
     import optuna
     import sqlalchemy as sa
@@ -184,7 +189,14 @@ def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.stor
         engine_kwargs["connect_args"] = {"connect_timeout": 10}
     for attempt in range(attempts):
         try:
-            return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+            if retry is None:
+                return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+            from optuna.storages._cached_storage import _CachedStorage
+
+            from nasenergy.search.db_retry import RetryingStorage
+
+            rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
+            return RetryingStorage(_CachedStorage(rdb), retry)  # type: ignore[return-value]
         except sa.exc.SQLAlchemyError:
             if attempt == attempts - 1:
                 raise
