@@ -9,7 +9,8 @@ study. Ctrl-C stops every worker after its current candidate (a second Ctrl-C ab
 returns its budget slot); the files are still written and the command to resume is printed.
 
 Every database call rides out outages of up to ``--db-retry-s`` seconds (`DbRetry`); a worker
-that gives up hands its claims over at once (best effort) and exits with status 6.
+that gives up hands its claims over at once (best effort) and exits with status 6. At the end the
+trials no live worker will finish are closed, so a finished study shows none running.
 """
 
 from __future__ import annotations
@@ -156,6 +157,8 @@ def run_search(
                     reason = _run_processes(config, spec, components_factory, progress)
             finally:
                 progress.close()
+            if reason != "interrupted":
+                close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
             if reason == "budget" and not status.complete:  # worker processes stopped short
