@@ -244,10 +244,12 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if summary.stop_reason == "worker_failed":
-        print(f"error: a worker process failed; {summary.evaluated} of {summary.budget} evaluations done; "
+    if summary.stop_reason in ("worker_failed", "database"):
+        what = ("a worker gave up on the unreachable database" if summary.stop_reason == "database"
+                else "a worker process failed")
+        print(f"error: {what}; {summary.evaluated} of {summary.budget} evaluations done; "
               f"resume with: {summary.resume_command}", file=sys.stderr)
-        return 1
+        return exit_code_for(summary.stop_reason)
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
     if summary.stop_reason == "max_candidates":
         print(

@@ -10,7 +10,9 @@ returns its budget slot); the files are still written and the command to resume 
 
 Every database call rides out outages of up to ``--db-retry-s`` seconds (`DbRetry`); a worker
 that gives up hands its claims over at once (best effort) and exits with status 6. At the end the
-trials no live worker will finish are closed, so a finished study shows none running.
+trials no live worker will finish are closed, so a finished study shows none running. The
+outcome decides the status: a study whose budget is spent ends ``budget`` even when one of
+several worker processes died.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from nasenergy.search.credentials import has_password, make_private, mask_argv, 
 from nasenergy.search.db_retry import DbRetry
 from nasenergy.search.dashboard import dashboard_hint
 from nasenergy.search.env_info import collect_env, shell_command
+from nasenergy.search.exit_codes import EXIT_DATABASE
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
@@ -74,7 +77,9 @@ class RunSummary:
         outcomes: how many candidates had each outcome (see `nasenergy.search.run_files.OUTCOMES`).
         stop_reason: ``budget``, ``max_candidates``, ``stalled`` (the last ``patience``
             candidates brought no new full evaluation), ``exhausted`` (a partial recorded profile
-            has no unseen network left), ``interrupted`` or ``worker_failed``.
+            has no unseen network left), ``interrupted``, ``worker_failed`` (a worker process
+            failed short of the budget) or ``database`` (a worker gave up on an unreachable
+            database short of the budget).
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
@@ -161,7 +166,9 @@ def run_search(
                 close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
-            if reason == "budget" and not status.complete:  # worker processes stopped short
+            if status.complete and reason in ("budget", "worker_failed", "database"):
+                reason = "budget"  # every evaluation is done, whichever worker died on the way
+            elif reason == "budget":  # worker processes stopped short
                 reason = _short_reason(study, trials, config.patience)
             files = write_outputs(config, study, spec, resume_command, stop_reason=reason)
         finally:
@@ -295,10 +302,22 @@ def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsF
             hard_stop()
             for p in procs:
                 p.join()
-    failed = [p for p in procs if p.exitcode not in (0, None)]
     if interrupted or stop.is_set():
         return "interrupted"
-    return "worker_failed" if failed else "budget"
+    return reason_of_exits([p.exitcode for p in procs])
+
+
+def reason_of_exits(exit_codes: list[int | None]) -> str:
+    """The stop reason of worker processes that ended with ``exit_codes`` (before the study's
+    counts are read: a study whose budget is spent ends ``budget`` whatever these say).
+
+    ``budget`` when every process succeeded, ``database`` when one gave up on the database,
+    else ``worker_failed``.
+    """
+    failed = [c for c in exit_codes if c not in (0, None)]
+    if not failed:
+        return "budget"
+    return "database" if EXIT_DATABASE in failed else "worker_failed"
 
 
 def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: Any, gpu: str | None, parent_pid: int) -> None:
