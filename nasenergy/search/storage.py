@@ -163,6 +163,16 @@ def clear_stale_journal_lock(spec: StorageSpec) -> None:
         Path(spec.location + _JOURNAL_LOCK_SUFFIX).unlink(missing_ok=True)
 
 
+def _cached(rdb: "optuna.storages.RDBStorage") -> "optuna.storages.BaseStorage":
+    """``rdb`` behind Optuna's trial cache, as ``optuna.load_study`` would wrap it (a storage given
+    as an object is used as is); ``rdb`` itself where Optuna no longer has that private class."""
+    try:
+        from optuna.storages._cached_storage import _CachedStorage
+    except ImportError:
+        return rdb
+    return _CachedStorage(rdb)
+
+
 def open_optuna_storage(
     spec: StorageSpec, *, attempts: int = 5, retry: "DbRetry | None" = None
 ) -> "optuna.storages.BaseStorage":
@@ -191,12 +201,10 @@ def open_optuna_storage(
         try:
             if retry is None:
                 return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
-            from optuna.storages._cached_storage import _CachedStorage
-
             from nasenergy.search.db_retry import RetryingStorage
 
             rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
-            return RetryingStorage(_CachedStorage(rdb), retry)  # type: ignore[return-value]
+            return RetryingStorage(_cached(rdb), retry)  # type: ignore[return-value]
         except sa.exc.SQLAlchemyError:
             if attempt == attempts - 1:
                 raise

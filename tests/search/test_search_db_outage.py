@@ -39,13 +39,14 @@ def test_workers_ride_out_a_server_restart(tmp_path, fake_env, pg_url, pg_server
         url = normalize_url(pg_url)
         watcher = ClaimStore(url, unique_name)
 
-        def started() -> bool:
+        def started() -> bool:  # both workers past their start-up, some work done
             try:
-                return watcher.status().done >= 2
+                status = watcher.status()
             except Exception:  # noqa: BLE001 - the study's tables may not exist yet
                 return False
+            return status.live_workers == 2 and status.done >= 2
 
-        _wait_for(started, "the first evaluations")
+        _wait_for(started, "both workers and the first evaluations")
         watcher.close()
         pg_server.stop()
         time.sleep(OUTAGE_S)  # the outage itself
