@@ -27,6 +27,8 @@ def test_defaults_are_valid_and_derive_names():
         ({"seed": -1}, "--seed"),
         ({"budget": 10, "max_candidates": 5}, "--max-candidates"),
         ({"lease_s": 1.0}, "--lease-s"),
+        ({"db_retry_s": -1.0}, "--db-retry-s"),
+        ({"db_retry_s": float("nan")}, "--db-retry-s"),
         ({"space": "xyz"}, "--space"),
         ({"objectives": ()}, "--objectives"),
         ({"objectives": ("accuracy", "accuracy")}, "twice"),
