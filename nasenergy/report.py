@@ -93,6 +93,7 @@ STOP_REASONS: dict[str, str] = {
     "exhausted": "stopped: every network the recorded profile holds had been seen",
     "interrupted": "interrupted; resume to continue",
     "worker_failed": "a worker process failed; resume to continue",
+    "database": "the database stayed unreachable for longer than `--db-retry-s`; resume to continue",
 }
 """How a run ended (``env.json``'s ``stop_reason``), in words."""
 

@@ -2,11 +2,11 @@
 
 Modules: `config` (settings and validation), `cli` (the command line), `runner` (one command's
 share of a study), `pipeline` (a worker's loop over candidates), `claims` (the exact budget across
-workers), `storage` (journal file or shared database) and `journal` (the journal file), `study`
-(the Optuna study, samplers, start-up repairs), `run_files` and `trial_record` (what a run leaves
-behind), `objectives` (the objectives and the hypervolume convention), `coverage` (a partial
-recorded profile), `credentials` (storage passwords, masked everywhere), `progress`, `locks`,
-`env_info`, `components`.
+workers), `storage` (journal file or shared database), `db_retry` (riding out database outages) and
+`journal` (the journal file), `study` (the Optuna study, samplers, start-up repairs), `run_files`
+and `trial_record` (what a run leaves behind), `objectives` (the objectives and the hypervolume
+convention), `coverage` (a partial recorded profile), `credentials` (storage passwords, masked
+everywhere), `progress`, `locks`, `env_info`, `components`.
 Nothing heavy is imported until a search runs.
 """
 

@@ -23,25 +23,34 @@ study still ends with exactly ``budget`` finished evaluations. A run that owns i
 exclusively (the local journal storage) knows every earlier worker is dead and expires their leases
 at once, so a resume adopts orphans immediately; on a shared database a resume waits out the
 lease (``--lease-s``). An interrupted worker (Ctrl-C) releases its claim, returning the slot.
+
+Given a `DbRetry`, every operation but the heartbeat rides out database outages (each is one
+transaction, run again after a transient fault). The writes are safe to run twice: a retried
+claim, finish or registration whose first attempt was committed before the connection dropped
+finds its own row and succeeds.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import sqlalchemy as sa
 
 from nasenergy.errors import UsageError
+from nasenergy.search.db_retry import DbRetry
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 FILTERED, RUNNING, DONE, FAILED = "filtered", "running", "done", "failed"
 NOT_RECORDED = "not_recorded"
@@ -157,6 +166,18 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def _retried(method: F) -> F:
+    """Run a `ClaimStore` method through the store's `DbRetry` (when it has one)."""
+
+    @functools.wraps(method)
+    def wrapper(self: "ClaimStore", *args: Any, **kwargs: Any) -> Any:
+        if self.retry is None:
+            return method(self, *args, **kwargs)
+        return self.retry.call(method, self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def _row_cell(row: Any) -> Cell:
     return Cell(row.canonical, row.arch, row.status, int(row.trial_number), row.owner)
 
@@ -169,23 +190,36 @@ class ClaimStore:
         study: the study name.
         worker_id: this process's id (see `new_worker_id`).
         lease_s: how long a heartbeat keeps this worker alive.
+        retry: rides out database outages (``None``: every fault is raised at once).
     """
 
-    def __init__(self, url: str, study: str, *, worker_id: str | None = None, lease_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        study: str,
+        *,
+        worker_id: str | None = None,
+        lease_s: float = 60.0,
+        retry: DbRetry | None = None,
+    ) -> None:
         self.study = study
         self.worker_id = worker_id or new_worker_id()
         self.lease_s = float(lease_s)
+        self.retry = retry
         self._sqlite = url.startswith("sqlite")
         if self._sqlite:
             self._engine = sa.create_engine(url, connect_args={"timeout": 120})
             sa.event.listen(self._engine, "connect", _sqlite_on_connect)
             sa.event.listen(self._engine, "begin", _sqlite_begin_immediate)
         else:
-            self._engine = sa.create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
+            self._engine = sa.create_engine(
+                url, pool_pre_ping=True, pool_size=2, max_overflow=2, connect_args={"connect_timeout": 10}
+            )
         self._create_schema()
 
     # ----------------------------------------------------------------- set-up
 
+    @_retried
     def _create_schema(self) -> None:
         with self._engine.begin() as conn:
             if not self._sqlite:
@@ -213,6 +247,7 @@ class ClaimStore:
                 raise UsageError(f"study {self.study!r} has no budget row; call ensure_study first")
             yield conn, int(budget), self._now(conn)
 
+    @_retried
     def ensure_study(self, budget: int, settings: dict[str, Any]) -> int:
         """Create the study's row, or check a stored one against ``settings`` and ``budget``.
 
@@ -258,6 +293,7 @@ class ClaimStore:
 
     # ---------------------------------------------------------------- workers
 
+    @_retried
     def register_worker(self) -> int:
         """Add this worker with a fresh lease.
 
@@ -265,6 +301,11 @@ class ClaimStore:
             Its rank: how many workers the study had registered before it (0 for the first).
         """
         with self._locked() as (conn, _, now):
+            mine = conn.execute(
+                sa.select(_workers.c.rank).where(_workers.c.study == self.study, _workers.c.worker_id == self.worker_id)
+            ).scalar_one_or_none()
+            if mine is not None:  # a retried registration whose first attempt was committed
+                return int(mine)
             rank = conn.execute(
                 sa.select(sa.func.count()).select_from(_workers).where(_workers.c.study == self.study)
             ).scalar_one()
@@ -291,6 +332,7 @@ class ClaimStore:
                 .values(lease_expires_at=now + self.lease_s)
             )
 
+    @_retried
     def retire_worker(self) -> None:
         """Mark this worker stopped (its lease ends now)."""
         with self._engine.begin() as conn:
@@ -300,6 +342,7 @@ class ClaimStore:
                 .values(stopped=True, lease_expires_at=0.0)
             )
 
+    @_retried
     def expire_all_leases(self) -> int:
         """End every worker's lease (call only when no worker of the study can be alive).
 
@@ -314,6 +357,7 @@ class ClaimStore:
             )
             return int(result.rowcount or 0)
 
+    @_retried
     def live_workers(self) -> set[str]:
         """Ids of the study's workers whose lease has not expired."""
         with self._engine.begin() as conn:
@@ -329,6 +373,7 @@ class ClaimStore:
 
     # ------------------------------------------------------------------ cells
 
+    @_retried
     def lookup(self, canonical: str) -> Cell | None:
         """The study's cell for ``canonical``, or ``None`` if the network is new."""
         with self._engine.begin() as conn:
@@ -337,6 +382,7 @@ class ClaimStore:
             ).one_or_none()
             return _row_cell(row) if row is not None else None
 
+    @_retried
     def claim(self, canonical: str, arch: str, trial_number: int) -> ClaimResult:
         """Atomically take a budget slot for a new network.
 
@@ -349,13 +395,17 @@ class ClaimStore:
                 sa.select(_cells).where(_cells.c.study == self.study, _cells.c.canonical == canonical)
             ).one_or_none()
             if row is not None:
-                return ClaimResult("exists", _row_cell(row))
+                cell = _row_cell(row)
+                if (cell.status, cell.owner, cell.trial_number) == (RUNNING, self.worker_id, trial_number):
+                    return ClaimResult("claimed", cell)  # a retried claim whose first attempt was committed
+                return ClaimResult("exists", cell)
             if self._count(conn, SLOT_STATUSES) >= budget:
                 return ClaimResult("budget_full", None)
             cell = Cell(canonical, arch, RUNNING, trial_number, self.worker_id)
             conn.execute(_cells.insert().values(study=self.study, updated_at=now, **dataclasses.asdict(cell)))
             return ClaimResult("claimed", cell)
 
+    @_retried
     def record(
         self, canonical: str, arch: str, trial_number: int, status: Literal["filtered", "failed", "not_recorded"]
     ) -> bool:
@@ -371,14 +421,18 @@ class ClaimStore:
             conn.execute(_cells.insert().values(study=self.study, updated_at=now, **dataclasses.asdict(cell)))
             return True
 
+    @_retried
     def adopt_orphan(self) -> Cell | None:
         """Take over one running claim whose owner's lease has expired.
+
+        Call it only while this worker works on no claim: a running claim it owns itself is then
+        one a retried transaction left behind, and is taken up again like any orphan.
 
         Returns:
             The adopted cell (now owned by this worker; it keeps its slot), or ``None``.
         """
         with self._locked() as (conn, _, now):
-            live = self._live_ids(conn, now) | {self.worker_id}
+            live = self._live_ids(conn, now) - {self.worker_id}
             rows = conn.execute(
                 sa.select(_cells)
                 .where(_cells.c.study == self.study, _cells.c.status == RUNNING)
@@ -394,6 +448,7 @@ class ClaimStore:
                     return Cell(row.canonical, row.arch, RUNNING, int(row.trial_number), self.worker_id)
             return None
 
+    @_retried
     def finish(self, canonical: str, status: Literal["done", "failed"], trial_number: int | None = None) -> bool:
         """Close this worker's claim as ``done`` or ``failed`` (a failure frees the slot).
 
@@ -416,13 +471,26 @@ class ClaimStore:
                 .where(
                     _cells.c.study == self.study,
                     _cells.c.canonical == canonical,
-                    _cells.c.status == RUNNING,
+                    _cells.c.status.in_((RUNNING, status)),  # a retried finish finds its own write
                     _cells.c.owner == self.worker_id,
                 )
                 .values(updated_at=now, **values)
             )
             return bool(result.rowcount)
 
+    @_retried
+    def owns(self, canonical: str) -> bool:
+        """Whether this worker still holds the running claim on ``canonical`` (``False``: another
+        worker adopted it after this worker's lease expired, or it is closed)."""
+        with self._engine.begin() as conn:
+            owner = conn.execute(
+                sa.select(_cells.c.owner).where(
+                    _cells.c.study == self.study, _cells.c.canonical == canonical, _cells.c.status == RUNNING
+                )
+            ).scalar_one_or_none()
+            return owner == self.worker_id
+
+    @_retried
     def release(self, canonical: str) -> bool:
         """Give back this worker's unfinished claim and its slot (e.g. on Ctrl-C)."""
         with self._locked() as (conn, _, _now):
@@ -436,6 +504,7 @@ class ClaimStore:
             )
             return bool(result.rowcount)
 
+    @_retried
     def status(self) -> BudgetStatus:
         """The study's counts, read in one transaction."""
         with self._engine.begin() as conn:
@@ -467,6 +536,7 @@ class ClaimStore:
             live_workers=len(live),
         )
 
+    @_retried
     def cells(self) -> list[Cell]:
         """Every cell of the study, in claim order."""
         with self._engine.begin() as conn:

@@ -160,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lease-s", type=float, default=_DEFAULTS.lease_s,
                      help="seconds without a heartbeat after which a worker counts as dead and another "
                           "worker takes over its claimed evaluation (default %(default)s)")
+    run.add_argument("--db-retry-s", type=float, default=_DEFAULTS.db_retry_s, metavar="S",
+                     help="how long a worker rides out a database outage (refused or dropped connections, a "
+                          "restart, a failover), retrying with backoff, before it gives up with exit status 6 "
+                          "(default %(default)s)")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     return p
 
@@ -203,13 +207,14 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         max_candidates=args.max_candidates,
         patience=args.patience,
         lease_s=args.lease_s,
+        db_retry_s=args.db_retry_s,
         quiet=args.quiet,
     ).validate()
 
 
 def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFactory = build_components) -> int:
     """Run the command; returns its exit status (`nasenergy.search.exit_codes`: 0 done, 1 failure,
-    2 bad input, 3 candidate cap, 4 stalled, 5 exhausted, 130 interrupted)."""
+    2 bad input, 3 candidate cap, 4 stalled, 5 exhausted, 6 database unreachable, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     secrets = [password_of(args.storage), password_of(os.environ.get(STORAGE_ENV))]
@@ -242,10 +247,12 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    if summary.stop_reason == "worker_failed":
-        print(f"error: a worker process failed; {summary.evaluated} of {summary.budget} evaluations done; "
+    if summary.stop_reason in ("worker_failed", "database"):
+        what = ("a worker gave up on the unreachable database" if summary.stop_reason == "database"
+                else "a worker process failed")
+        print(f"error: {what}; {summary.evaluated} of {summary.budget} evaluations done; "
               f"resume with: {summary.resume_command}", file=sys.stderr)
-        return 1
+        return exit_code_for(summary.stop_reason)
     counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(summary.outcomes.items()) if n)
     if summary.stop_reason == "max_candidates":
         print(

@@ -114,6 +114,8 @@ class SearchConfig:
             value is raised.
         lease_s: seconds after its last heartbeat that a silent worker counts as dead and its
             claimed evaluation may be taken over by another worker.
+        db_retry_s: how long a worker rides out a database outage (connection refused or reset, a
+            restart, a failover), retrying with backoff, before it gives up (exit status 6).
         quiet: no progress bar and no summary lines.
     """
 
@@ -140,6 +142,7 @@ class SearchConfig:
     max_candidates: int | None = None
     patience: int = DEFAULT_PATIENCE
     lease_s: float = 60.0
+    db_retry_s: float = 120.0
     quiet: bool = False
 
     def __post_init__(self) -> None:
@@ -215,6 +218,8 @@ class SearchConfig:
             raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {self.patience}")
         if not self.lease_s >= 5.0:
             raise UsageError(f"--lease-s must be at least 5 seconds, got {self.lease_s}")
+        if not 0.0 <= self.db_retry_s < float("inf"):
+            raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {self.db_retry_s}")
         if self.dvfs == "measured" and not self.allow_clock_control:
             raise UsageError("--dvfs measured changes the GPU clocks; add --allow-clock-control to allow it")
         if self.study_name is not None and not _STUDY_NAME_RE.match(self.study_name):

@@ -21,7 +21,10 @@ For each candidate (one Optuna trial, ask-and-tell):
 7. **tell** the study the objective values, then close the claim.
 
 Before taking new work a worker adopts orphaned claims (their worker died) and finishes them, so a
-study always ends with exactly ``budget`` finished evaluations.
+study always ends with exactly ``budget`` finished evaluations. A worker that was silent for longer
+than ``--lease-s`` (paused, or cut off from the database) may find that another worker adopted its
+claim meanwhile: it then discards its own result with one line and goes on (`LOST`), so the network
+is still counted once.
 
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -48,11 +52,16 @@ from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNIN
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
+from nasenergy.search.db_retry import DatabaseUnavailableError
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
 
 POLL_S = 0.25
 """Seconds between looks at the claims while waiting for other workers."""
+
+LOST = "lost"
+"""What `Worker` reports for a candidate whose claim another worker took over (its result is
+discarded), or whose trial another process closed under it (a straggler of a finished study)."""
 
 
 class EnergyUnavailableError(NasEnergyError):
@@ -100,6 +109,8 @@ def is_candidate_error(exc: NasEnergyError) -> bool:
     """Whether ``exc`` concerns one candidate (it fails, the search goes on) rather than the run's
     set-up (the search stops): a lookup miss (e.g. a network absent from a partial benchmark) or
     a failure of the environment (exit status 1, e.g. a measurement that ran out of memory)."""
+    if isinstance(exc, DatabaseUnavailableError):
+        return False
     return isinstance(exc, LookupError) or exc.exit_code != 2
 
 
@@ -175,7 +186,7 @@ class Worker:
             status = self.claims.status()
             if status.complete:
                 return WorkerResult("budget", self._handled)
-            if status.orphans:
+            if status.orphans or status.claimed >= status.budget:
                 orphan = self.claims.adopt_orphan()
                 if orphan is not None:
                     self._finish_orphan(orphan)
@@ -206,6 +217,8 @@ class Worker:
     # ------------------------------------------------------------- candidate
 
     def _candidate(self) -> str:
+        from optuna.exceptions import UpdateFinishedTrialError
+
         space = self.parts.space
         trial = self.study.ask()
         try:
@@ -236,6 +249,8 @@ class Worker:
             if claim.kind == "budget_full":
                 return self._tell(trial.number, "over_budget", self._states.FAIL)
             return self._evaluate(trial.number, arch, canonical, measurement)
+        except UpdateFinishedTrialError:
+            return LOST  # another process closed this trial (the study spent its budget meanwhile)
         except NasEnergyError as exc:
             self._abandon(trial.number, str(exc))
             raise
@@ -261,16 +276,45 @@ class Worker:
             if not is_candidate_error(exc):
                 self.claims.release(canonical)
                 raise
-            self.claims.finish(canonical, FAILED, trial_number=number)
+            if not self.claims.finish(canonical, FAILED, trial_number=number):
+                return self._discard(number, canonical)
             return self._tell(number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
         except BaseException:
             self.claims.release(canonical)
             raise
+        if not self.claims.owns(canonical):
+            return self._discard(number, canonical)
         values = [scored[o.column] for o in self.objectives]
         result = {tr.RESULT: tr.result_attr(evaluation, scored, clock, seed=seed, final=final)}
-        outcome = self._tell(number, "evaluated", self._states.COMPLETE, result, values)
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        try:
+            outcome = self._tell(number, "evaluated", self._states.COMPLETE, result, values)
+        except UpdateFinishedTrialError:  # the worker that took the claim over told it first
+            return self._settle_finished(number, canonical)
         self.claims.finish(canonical, DONE, trial_number=number)
         return outcome
+
+    def _settle_finished(self, number: int, canonical: str) -> str:
+        """This worker's claimed trial was finished by another worker: close the claim if it is
+        still this worker's (the other worker's result stands), else discard this result."""
+        trial = self._trials.get(number)
+        if trial.state == self._states.COMPLETE and self.claims.finish(canonical, DONE):
+            return "evaluated"
+        if trial.state != self._states.COMPLETE:
+            self.claims.release(canonical)  # its trial was closed unfinished: the slot goes back
+        return self._discard(number, canonical)
+
+    def _discard(self, number: int, canonical: str) -> str:
+        """Drop the result of a claim another worker took over, with one line."""
+        print(
+            f"note: trial {number}: another worker took over the claim on {canonical} while this worker was "
+            f"silent for longer than --lease-s ({self.config.lease_s:g} s); this worker's result is discarded "
+            "(the network is counted once)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return LOST
 
     def _final(self, arch: Any) -> dict[str, Any]:
         """The oracle's final reported figure (``report``), or ``{"error": ...}`` when it has none:
@@ -340,7 +384,13 @@ class Worker:
             keep = tuple(k for k in original.user_attrs if k not in (tr.OUTCOME, tr.ERROR))
             number = self._trials.create_running_copy(original, keep)
         identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.parts.space.index(arch))
-        self._trials.set_attrs(number, {tr.CANDIDATE: identity})
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        try:
+            self._trials.set_attrs(number, {tr.CANDIDATE: identity})
+        except UpdateFinishedTrialError:  # its first worker came back and told it meanwhile
+            self._settle_finished(number, cell.canonical)
+            return
         stored = tr.measurement_of(original)
         # The measurement the filter admitted (a claim is only made after it is stored).
         measurement = Measurement.from_dict(stored) if stored else self.parts.measure(arch)

@@ -7,6 +7,12 @@ adopts the orphaned claims at once. Then run the workers: in this process (``--w
 child processes (one GPU each where GPUs are visible). Finally rebuild the run's files from the
 study. Ctrl-C stops every worker after its current candidate (a second Ctrl-C abandons it and
 returns its budget slot); the files are still written and the command to resume is printed.
+
+Every database call rides out outages of up to ``--db-retry-s`` seconds (`DbRetry`); a worker
+that gives up hands its claims over at once (best effort) and exits with status 6. At the end the
+trials no live worker will finish are closed, so a finished study shows none running. The
+outcome decides the status: a study whose budget is spent ends ``budget`` even when one of
+several worker processes died.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+import sqlalchemy as sa
+
 from nasenergy.errors import NasEnergyError
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
@@ -30,8 +38,10 @@ from nasenergy.search.components import Components, ComponentsFactory, build_com
 from nasenergy.search.config import SearchConfig, check_run_folder
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
+from nasenergy.search.db_retry import DbRetry
 from nasenergy.search.dashboard import dashboard_hint
 from nasenergy.search.env_info import collect_env, shell_command
+from nasenergy.search.exit_codes import EXIT_DATABASE
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
@@ -67,7 +77,9 @@ class RunSummary:
         outcomes: how many candidates had each outcome (see `nasenergy.search.run_files.OUTCOMES`).
         stop_reason: ``budget``, ``max_candidates``, ``stalled`` (the last ``patience``
             candidates brought no new full evaluation), ``exhausted`` (a partial recorded profile
-            has no unseen network left), ``interrupted`` or ``worker_failed``.
+            has no unseen network left), ``interrupted``, ``worker_failed`` (a worker process
+            failed short of the budget) or ``database`` (a worker gave up on an unreachable
+            database short of the budget).
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
@@ -130,8 +142,9 @@ def run_search(
             clear_stale_journal_lock(spec)
         else:
             lock.acquire_shared()
-        storage = open_optuna_storage(spec)
-        claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+        retry = DbRetry(config.db_retry_s, what=f"the database {spec.display}")
+        storage = open_optuna_storage(spec, retry=retry)
+        claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
             claims.ensure_study(config.budget, config.study_defining())
             study = create_or_load_study(config, storage)
@@ -145,14 +158,18 @@ def run_search(
             progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
             try:
                 if components is not None:
-                    reason = _run_here(config, spec, components, progress)
+                    reason = _run_here(config, spec, components, progress, retry)
                 else:
                     reason = _run_processes(config, spec, components_factory, progress)
             finally:
                 progress.close()
+            if reason != "interrupted":
+                close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
             trials = study.get_trials(deepcopy=False)
-            if reason == "budget" and not status.complete:  # worker processes stopped short
+            if status.complete and reason in ("budget", "worker_failed", "database"):
+                reason = "budget"  # every evaluation is done, whichever worker died on the way
+            elif reason == "budget":  # worker processes stopped short
                 reason = _short_reason(study, trials, config.patience)
             files = write_outputs(config, study, spec, resume_command, stop_reason=reason)
         finally:
@@ -192,10 +209,18 @@ def run_worker(
     stop: Any,
     on_candidate: Any = None,
     parent_pid: int | None = None,
+    retry: DbRetry | None = None,
 ) -> WorkerResult:
-    """One worker's life: register, heartbeat, work, retire."""
-    storage = open_optuna_storage(spec)
-    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s)
+    """One worker's life: register, heartbeat, work, retire.
+
+    Raises:
+        DatabaseUnavailableError: the database stayed unreachable for longer than
+            ``--db-retry-s``; the worker's lease is ended first (best effort), so other workers
+            adopt its claim at once.
+    """
+    retry = retry or DbRetry(config.db_retry_s, what=f"the database {spec.display}")
+    storage = open_optuna_storage(spec, retry=retry)
+    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
     try:
         rank = claims.register_worker()
         study = load_worker_study(config, storage, rank=rank)
@@ -217,15 +242,20 @@ def run_worker(
             )
             return worker.run()
     finally:
-        claims.retire_worker()
+        try:
+            claims.retire_worker()  # ends the lease: a claim left running is adopted at once
+        except (NasEnergyError, sa.exc.SQLAlchemyError):
+            pass  # the database is gone: the lease runs out by itself
         claims.close()
 
 
-def _run_here(config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress) -> str:
+def _run_here(
+    config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress, retry: DbRetry
+) -> str:
     stop = threading.Event()
     with _interrupts(stop):
         try:
-            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh)
+            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh, retry=retry)
         except KeyboardInterrupt:
             return "interrupted"
     return "interrupted" if stop.is_set() else result.reason
@@ -273,10 +303,22 @@ def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsF
             hard_stop()
             for p in procs:
                 p.join()
-    failed = [p for p in procs if p.exitcode not in (0, None)]
     if interrupted or stop.is_set():
         return "interrupted"
-    return "worker_failed" if failed else "budget"
+    return reason_of_exits([p.exitcode for p in procs])
+
+
+def reason_of_exits(exit_codes: list[int | None]) -> str:
+    """The stop reason of worker processes that ended with ``exit_codes`` (before the study's
+    counts are read: a study whose budget is spent ends ``budget`` whatever these say).
+
+    ``budget`` when every process succeeded, ``database`` when one gave up on the database,
+    else ``worker_failed``.
+    """
+    failed = [c for c in exit_codes if c not in (0, None)]
+    if not failed:
+        return "budget"
+    return "database" if EXIT_DATABASE in failed else "worker_failed"
 
 
 def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: Any, gpu: str | None, parent_pid: int) -> None:

@@ -25,6 +25,8 @@ from nasenergy.search.credentials import mask_text, mask_url
 if TYPE_CHECKING:
     import optuna
 
+    from nasenergy.search.db_retry import DbRetry
+
 JOURNAL_FILE = "study.journal"
 CLAIMS_FILE = "claims.sqlite"
 _JOURNAL_LOCK_SUFFIX = ".lock"  # the lock file Optuna's own journal backend creates beside it
@@ -161,11 +163,24 @@ def clear_stale_journal_lock(spec: StorageSpec) -> None:
         Path(spec.location + _JOURNAL_LOCK_SUFFIX).unlink(missing_ok=True)
 
 
-def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.storages.BaseStorage":
+def _cached(rdb: "optuna.storages.RDBStorage") -> "optuna.storages.BaseStorage":
+    """``rdb`` behind Optuna's trial cache, as ``optuna.load_study`` would wrap it (a storage given
+    as an object is used as is); ``rdb`` itself where Optuna no longer has that private class."""
+    try:
+        from optuna.storages._cached_storage import _CachedStorage
+    except ImportError:
+        return rdb
+    return _CachedStorage(rdb)
+
+
+def open_optuna_storage(
+    spec: StorageSpec, *, attempts: int = 5, retry: "DbRetry | None" = None
+) -> "optuna.storages.BaseStorage":
     """The Optuna storage for ``spec``.
 
     Several workers may create the RDB schema at the same moment; a failed first attempt is
-    retried a few times.
+    retried a few times. Given ``retry``, a database storage rides out outages: each of its calls
+    is retried through it (`nasenergy.search.db_retry.RetryingStorage`).
     """
     import optuna
     import sqlalchemy as sa
@@ -184,7 +199,12 @@ def open_optuna_storage(spec: StorageSpec, *, attempts: int = 5) -> "optuna.stor
         engine_kwargs["connect_args"] = {"connect_timeout": 10}
     for attempt in range(attempts):
         try:
-            return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+            if retry is None:
+                return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+            from nasenergy.search.db_retry import RetryingStorage
+
+            rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
+            return RetryingStorage(_cached(rdb), retry)  # type: ignore[return-value]
         except sa.exc.SQLAlchemyError:
             if attempt == attempts - 1:
                 raise

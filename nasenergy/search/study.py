@@ -109,17 +109,24 @@ class TrialAccess:
 
 
 def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, *, everyone_dead: bool) -> int:
-    """Mark ``abandoned`` (state FAIL) the running trials whose worker is gone.
+    """Mark ``abandoned`` (state FAIL) the running trials no live worker will finish.
 
     A trial still holding a running claim is left alone: a worker adopts the claim and finishes
-    that very trial.
+    that very trial. Any other running trial is stale when
+
+    * no worker of the study can be alive (``everyone_dead``, or no lease is open);
+    * the study has spent its budget (no worker takes new work: a straggler's trial could only
+      end as a duplicate or over the budget, and its worker skips a trial closed under it);
+    * or its worker is known and its lease has expired (it died before recording its result).
+
+    A trial whose worker died before even naming itself is closed by the first two rules: at the
+    latest when the study ends.
 
     Args:
         study: the run's study.
         trials: access to its trials.
         claims: the study's claims.
-        everyone_dead: no worker of the study is alive (the run folder is held exclusively), so
-            every running trial is abandoned; otherwise only those whose worker's lease expired.
+        everyone_dead: no worker of the study is alive (the run folder is held exclusively).
 
     Returns:
         How many trials were closed.
@@ -128,13 +135,18 @@ def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, 
 
     running = optuna.trial.TrialState.RUNNING
     live = claims.live_workers()
-    claimed = {c.trial_number for c in claims.cells() if c.status == RUNNING}
+    cells = claims.cells()
+    claimed = {c.trial_number for c in cells if c.status == RUNNING}
+    close_all = everyone_dead or not live or claims.status().complete
     closed = 0
     for t in study.get_trials(deepcopy=False, states=(running,)):
         worker = tr.worker_of(t)
-        if t.number in claimed or not (everyone_dead or (worker is not None and worker not in live)):
+        if t.number in claimed or not (close_all or (worker is not None and worker not in live)):
             continue
-        trials.set_attrs(t.number, {tr.OUTCOME: "abandoned"})
-        study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        try:
+            trials.set_attrs(t.number, {tr.OUTCOME: "abandoned"})
+            study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            continue  # its worker finished it meanwhile
         closed += 1
     return closed

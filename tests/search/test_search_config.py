@@ -44,6 +44,8 @@ def test_default_study_names_differ_in_every_study_defining_setting():
         ({"seed": -1}, "--seed"),
         ({"budget": 10, "max_candidates": 5}, "--max-candidates"),
         ({"lease_s": 1.0}, "--lease-s"),
+        ({"db_retry_s": -1.0}, "--db-retry-s"),
+        ({"db_retry_s": float("nan")}, "--db-retry-s"),
         ({"space": "xyz"}, "--space"),
         ({"objectives": ()}, "--objectives"),
         ({"objectives": ("accuracy", "accuracy")}, "twice"),

@@ -83,3 +83,58 @@ def test_worker_processes_share_the_local_journal(tmp_path, fake_env, monkeypatc
     assert len(evaluated) == budget and len({r["canonical"] for r in evaluated}) == budget
     assert len({r["worker"] for r in rows}) == 2
     assert not [r for r in rows if r["state"] == "RUNNING"]
+
+
+def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_budget_is_spent(
+    tmp_path, fake_env, monkeypatch
+):
+    import os
+    import signal
+    import threading
+    import time
+
+    from nasenergy.search.claims import RUNNING, ClaimStore
+    from nasenergy.search.cli import main
+
+    monkeypatch.setenv(DELAY_ENV, "0.5")
+    out, name, budget = tmp_path / "run", "killed-child", 10
+    killed: list[int] = []
+
+    def kill_one_claim_holder() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed:
+            time.sleep(0.05)
+            if not (out / "claims.sqlite").exists():
+                continue
+            store = ClaimStore(f"sqlite:///{out / 'claims.sqlite'}", name)
+            try:
+                owners = [c.owner for c in store.cells() if c.status == RUNNING]
+            except Exception:  # noqa: BLE001 - the tables may not exist yet
+                owners = []
+            finally:
+                store.close()
+            pids = [int(o.split(":")[1]) for o in owners if int(o.split(":")[1]) != os.getpid()]
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+
+    killer = threading.Thread(target=kill_one_claim_holder, daemon=True)
+    killer.start()
+    code = main(["--budget", str(budget), "--workers", "3", "--dvfs", "none", "--filter", "none", "--quiet",
+                 "--lease-s", "5", "--study-name", name, "--out", str(out)], components_factory=fake_components)
+    killer.join(timeout=10)
+    assert killed, "no worker process was killed"
+    assert code == 0
+    rows = load_run(out).rows
+    evaluated = [r for r in rows if r["outcome"] == "evaluated"]
+    assert len(evaluated) == budget and len({r["canonical"] for r in evaluated}) == budget
+    assert not [r for r in rows if r["state"] == "RUNNING"]
+
+
+def test_the_reason_of_worker_exits():
+    from nasenergy.search.exit_codes import EXIT_DATABASE
+    from nasenergy.search.runner import reason_of_exits
+
+    assert reason_of_exits([0, 0]) == "budget"
+    assert reason_of_exits([0, -9]) == "worker_failed"
+    assert reason_of_exits([EXIT_DATABASE, 1]) == "database"
