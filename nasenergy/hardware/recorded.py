@@ -270,11 +270,11 @@ class RecordedMeter:
                 f"input {key[3]} (it holds {len(self)} rows: {have})"
             )
         m = measurement_from_row(row)
-        extra: dict[str, Any] = {}
-        if self.network_form == "deployed":
-            official = self.space.count(arch if not isinstance(arch, str) else self.space.parse(arch), dataset)
-            extra = {"params_official": official.params, "flops_per_img_official": float(official.flops)}
-        return dataclasses.replace(m, source="recorded", **extra)
+        # The row's figures are its network's (deployed, or the class representative as built);
+        # the official counts are always the asked architecture's own.
+        official = self.space.count(arch if not isinstance(arch, str) else self.space.parse(arch), dataset)
+        return dataclasses.replace(m, source="recorded", network_form=self.network_form,
+                                   params_official=official.params, flops_per_img_official=float(official.flops))
 
     def rows(self) -> Iterator[dict[str, str]]:
         """The profile's rows."""

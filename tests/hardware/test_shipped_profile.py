@@ -71,3 +71,13 @@ def test_the_data_readme_states_the_real_coverage(shipped):
     assert stated, "the data README no longer states the fp32 coverage"
     assert [int(g.replace(",", "")) for g in stated.groups()] == [len(fp32), cells]
     assert "**fp16, batch 1024: all 6,466 canonical classes**" in text
+
+
+def test_the_as_built_profile_labels_whose_figures_it_replays(shipped):
+    # arch 14174's class representative (2676) has fewer params as built than 14174 itself: the row is
+    # the representative's, and the measurement says so next to the arch's own official counts
+    meter, space = shipped
+    m = meter.measure_arch(space.arch_at(14174), precision="fp16", batch_size=1024)
+    assert m.network_form == "as_built"
+    assert m.params == space.count(space.canonical(space.arch_at(14174))).params == 587_386
+    assert m.params_official == space.count(space.arch_at(14174)).params == 830_426
