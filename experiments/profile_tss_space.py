@@ -16,7 +16,7 @@ Subcommands:
     random order; ``--max-classes 4096`` takes the first 4,096 of it, a uniform random sample.
 
 ``merge``
-    Merges chunk CSVs into the profile (default ``nasenergy/data/h200_tss_profile.csv.gz``).
+    Merges chunk CSVs into the profile (default: the space's deployed profile in ``nasenergy/data``).
     Idempotent: rows already in the profile win; a class measured twice in the chunks keeps its
     earliest row; the output is sorted and byte-for-byte reproducible.
 
@@ -58,14 +58,14 @@ def class_order(space: Any, seed: int) -> list[Any]:
     permutation of all cells."""
     import numpy as np
 
-    representative = {space.deployed_key(a): a for a in reversed(space.deployed_classes())}
     seen: set[str] = set()
     order = []
     for i in np.random.default_rng(seed).permutation(space.size):
-        key = space.deployed_key(space.arch_at(int(i)))
+        arch = space.arch_at(int(i))
+        key = space.deployed_key(arch)
         if key not in seen:
             seen.add(key)
-            order.append(representative[key])
+            order.append(space.deployed_representative(arch))
     return order
 
 
@@ -193,7 +193,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 writer.writerow(row)
                 n_rows += 1
                 if args.verbose:
-                    phases = ", ".join(f"{k} {v:.3f}" for k, v in meter.last_phases_s.items())
+                    phases = ", ".join(f"{phase} {s:.3f}" for phase, s in meter.last_phases_s.items())
                     print(f"  {row['precision']}: {phases} s", flush=True)
             f.flush()
             per_class.append(time.perf_counter() - t0)
@@ -207,10 +207,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 
 def merge_rows(profile_rows: list[dict[str, str]], chunk_rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Profile rows plus new chunk rows (earliest measurement of each key), sorted."""
+    """Profile rows plus new chunk rows (earliest measurement of each key), sorted. Rows name their
+    class by its member of smallest index, so rows of one class have equal names."""
     def key(r: dict[str, str]) -> tuple[str, str, int, str]:
         return r["canonical_arch"], r["precision"], int(r["batch_size"]), r["input_shape"]
-    # rows name their class by its member of smallest index, so equal classes have equal names
 
     merged = {key(r): r for r in profile_rows}
     for r in sorted(chunk_rows, key=lambda r: r["measured_at"]):

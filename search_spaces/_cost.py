@@ -86,21 +86,22 @@ def _total(parts: Iterable[_Count]) -> _Count:
     return params, macs
 
 
+def _edges(cell_ops: tuple[str, ...], layer: LayerSpec, edges: Iterable[int]) -> _Count:
+    """The cell edges with indices `edges` (in `TSS_EDGES` order)."""
+    return _total(
+        _edge(cell_ops[i], layer.c_in if TSS_EDGES[i].src == 0 else layer.c_out, layer.c_out, layer.hw_in)
+        for i in edges
+    )
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _cell(cell_ops: tuple[str, ...], layer: LayerSpec) -> _Count:
-    return _total(
-        _edge(op, layer.c_in if edge.src == 0 else layer.c_out, layer.c_out, layer.hw_in)
-        for edge, op in zip(TSS_EDGES, cell_ops)
-    )
+    return _edges(cell_ops, layer, range(len(TSS_EDGES)))
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _deployed_cell(cell_ops: tuple[str, ...], layer: LayerSpec) -> _Count:
-    plan = deploy_plan(cell_ops, layer.c_in != layer.c_out)
-    return _total(
-        _edge(cell_ops[i], layer.c_in if TSS_EDGES[i].src == 0 else layer.c_out, layer.c_out, layer.hw_in)
-        for i in plan.op_edges
-    )
+    return _edges(cell_ops, layer, deploy_plan(cell_ops, layer.c_in != layer.c_out).op_edges)
 
 
 @functools.lru_cache(maxsize=1 << 12)

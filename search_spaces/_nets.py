@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from search_spaces._deployed import Plan, deploy_plan
-from search_spaces._network_spec import LayerSpec, NetworkSpec
+from search_spaces._network_spec import LayerSpec, NetworkSpec, reduced_side
 from search_spaces._tss_arch import CONV_KERNEL_SIZE, NUM_NODES, TSS_EDGES
 
 
@@ -201,7 +201,7 @@ class ZeroFeatures(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h, w = x.shape[-2:]
         for _ in range(self.reductions):
-            h, w = (h + 1) // 2, (w + 1) // 2
+            h, w = reduced_side(h), reduced_side(w)
         return _zeros_like(x, self.channels, (h, w))
 
 
@@ -209,8 +209,8 @@ class DeployedNetwork(nn.Module):
     """The network a user would deploy: the same function as `TinyNetwork`, without dead or zero ops.
 
     Built by `deploy_network` from an as-built network, whose modules (and weights) it shares.
-    When the cell is disconnected, the last cell's zeros feed the head and nothing upstream is
-    computed.
+    When the cell's output does not depend on its input, nothing upstream of the last cell is
+    computed: zeros feed the last cell (or, for a disconnected cell, the head) and `stem` is ``None``.
     """
 
     def __init__(self, stem: nn.Module | None, layers: nn.Module, head: nn.Module, classifier: nn.Module) -> None:

@@ -68,6 +68,11 @@ class NetworkSpec:
         return _layers(self.channels, input_hw)
 
 
+def reduced_side(hw: int) -> int:
+    """The side, in pixels, after a reduction block (a 3x3 convolution of stride 2 and padding 1)."""
+    return (hw + 1) // 2
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _layers(channels: tuple[int, ...], input_hw: int) -> tuple[LayerSpec, ...]:
     n = len(channels) // 3
@@ -78,6 +83,6 @@ def _layers(channels: tuple[int, ...], input_hw: int) -> tuple[LayerSpec, ...]:
         kind: LayerKind = "reduction" if position in reductions else "cell"
         layers.append(LayerSpec(kind, c_prev, c_out, hw))
         if kind == "reduction":
-            hw = (hw + 1) // 2  # a 3x3 convolution of stride 2 and padding 1
+            hw = reduced_side(hw)
         c_prev = c_out
     return tuple(layers)

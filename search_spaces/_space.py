@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -188,24 +189,21 @@ class SearchSpace(ABC, Generic[ArchT]):
     def deployed_key(self, arch: ArchT | str) -> str:
         """A name of `arch`'s deployed network: architectures sharing it deploy to identical networks."""
 
+    @functools.cached_property
+    def _deployed_representatives(self) -> dict[str, ArchT]:
+        """`deployed_key` -> the class's member of smallest official index, in index order (built once)."""
+        representatives: dict[str, ArchT] = {}
+        for arch in self.enumerate():
+            representatives.setdefault(self.deployed_key(arch), arch)
+        return representatives
+
     def deployed_classes(self) -> list[ArchT]:
         """One architecture per `deployed_key` (its member of smallest official index), in index order."""
-        seen: set[str] = set()
-        members = []
-        for arch in self.enumerate():
-            key = self.deployed_key(arch)
-            if key not in seen:
-                seen.add(key)
-                members.append(arch)
-        return members
+        return list(self._deployed_representatives.values())
 
     def deployed_representative(self, arch: ArchT | str) -> ArchT:
         """The member of smallest official index of `arch`'s deployed class (see `deployed_classes`)."""
-        cache = self.__dict__.get("_deployed_reps")
-        if cache is None:
-            cache = {self.deployed_key(a): a for a in self.deployed_classes()}
-            self.__dict__["_deployed_reps"] = cache
-        return cache[self.deployed_key(arch)]
+        return self._deployed_representatives[self.deployed_key(arch)]
 
     def count(self, arch: ArchT | str, dataset: str = "cifar10") -> ModelCost:
         """Parameters, MACs and FLOPs per image of the network of `arch` on `dataset`.

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
+from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.flops import ModelCount, count_model
 from nasenergy.hardware.meter import check_request
 from nasenergy.measurement import Measurement
@@ -108,10 +109,8 @@ class FakeMeter:
         cost = space.count_deployed(arch, dataset)
         count = ModelCount(flops_per_img=float(cost.flops), macs_per_img=float(cost.macs),
                            params=int(cost.params))
-        official = space.count(arch, dataset)
         m = self._make(count, shape, batch_size, precision, str(arch), t0)
-        return dataclasses.replace(m, network_form="deployed", params_official=official.params,
-                                   flops_per_img_official=float(official.flops))
+        return with_official_counts(m, space, arch, dataset)
 
     def _noise(self, count: ModelCount, batch_size: int, precision: str) -> float:
         if self.noise_cv <= 0:

@@ -193,10 +193,10 @@ class CudaMeter:
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
         self.last_counters: GpuCounters | None = None
+        """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
         probes), ``throughput``, ``energy`` and ``release`` (for tuning the profiler)."""
-        """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:

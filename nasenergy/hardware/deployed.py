@@ -17,10 +17,12 @@ from nasenergy.hardware.meter import Meter
 from nasenergy.measurement import Measurement
 
 
-def with_official_counts(m: Measurement, space: Any, arch: Any, dataset: str) -> Measurement:
-    """`m` marked as the deployed form of `arch`, with `arch`'s official params and FLOPs."""
+def with_official_counts(m: Measurement, space: Any, arch: Any, dataset: str, *,
+                         network_form: str = "deployed") -> Measurement:
+    """`m` marked as measured on `network_form` (by default the deployed network of `arch`), with
+    `arch`'s own official params and FLOPs."""
     official = space.count(arch, dataset)
-    return dataclasses.replace(m, network_form="deployed", params_official=official.params,
+    return dataclasses.replace(m, network_form=network_form, params_official=official.params,
                                flops_per_img_official=float(official.flops))
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
 
 if TYPE_CHECKING:
@@ -115,8 +116,6 @@ def measurement_from_row(row: Mapping[str, str]) -> Measurement:
             kw[name] = None
         elif name in _OPTIONAL_STR_FIELDS:
             kw[name] = text
-        elif text == "":
-            kw[name] = None
         elif name in _INT_FIELDS:
             kw[name] = int(text)
         else:
@@ -269,12 +268,10 @@ class RecordedMeter:
                 f"{self.path.name} has no record of {key[0]} at {precision} bs {batch_size} "
                 f"input {key[3]} (it holds {len(self)} rows: {have})"
             )
-        m = measurement_from_row(row)
         # The row's figures are its network's (deployed, or the class representative as built);
         # the official counts are always the asked architecture's own.
-        official = self.space.count(arch if not isinstance(arch, str) else self.space.parse(arch), dataset)
-        return dataclasses.replace(m, source="recorded", network_form=self.network_form,
-                                   params_official=official.params, flops_per_img_official=float(official.flops))
+        m = dataclasses.replace(measurement_from_row(row), source="recorded")
+        return with_official_counts(m, self.space, arch, dataset, network_form=self.network_form)
 
     def rows(self) -> Iterator[dict[str, str]]:
         """The profile's rows."""
