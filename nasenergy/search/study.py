@@ -19,13 +19,16 @@ def make_sampler(name: str, *, seed: int, budget: int) -> Any:
     """The Optuna sampler ``name`` (``tpe``, ``nsga2`` or ``random``), seeded.
 
     TPE is multivariate: the edges of a cell interact, and one joint draw reads the study's
-    trials once per candidate instead of once per parameter. NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
+    trials once per candidate instead of once per parameter; its conversion of finished trials'
+    parameters is cached (`nasenergy.search.tpe_cache`: the same proposals, less CPU). NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
     several generations.
     """
     import optuna
 
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True)
+        from nasenergy.search.tpe_cache import cached_tpe_sampler
+
+        return cached_tpe_sampler(seed=seed, multivariate=True)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))
     if name == "random":
