@@ -10,7 +10,9 @@ How one measurement runs (`CudaMeter.measure`):
 3. Throughput: ``n_repeats`` contiguous timed repeats of back-to-back replays, each lasting at
    least ``min_repeat_s`` by CUDA events; medians and CV. While the GPU runs them, the host counts
    FLOPs per image (`count_model`, cached per model object) and reads the SM clock.
-4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
+4. Energy (unless ``measure_energy=False``): queued right behind the timed repeats (so the GPU
+   never idles between the phases, and the wait for the counter's first update overlaps them),
+   the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
    are cut at counter updates (see `nasenergy.hardware.energy_window`). GPUs without the counter
    integrate sampled power instead. Idle power is measured once, at the first measurement with
@@ -196,7 +198,9 @@ class CudaMeter:
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
-        probes), ``throughput``, ``energy`` and ``release`` (for tuning the profiler)."""
+        probes; of which ``copy`` and ``capture`` with its first replay), ``throughput`` (queuing
+        the timed repeats; with energy they run on while the energy phase waits for the counter's
+        first update), ``energy`` and ``release`` (for tuning the profiler)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
@@ -248,9 +252,16 @@ class CudaMeter:
                 with torch.cuda.stream(side):
                     net(x)
                 torch.cuda.current_stream(self.device).wait_stream(side)
+                # capture_begin/end directly: `torch.cuda.graph` empties the allocator's cache before
+                # every capture, so each network's buffers would be allocated from the driver anew
                 graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    out = net(x)
+                with torch.cuda.stream(side):
+                    graph.capture_begin()
+                    try:
+                        out = net(x)
+                    finally:
+                        graph.capture_end()
+                torch.cuda.current_stream(self.device).wait_stream(side)
                 graph.replay()
                 return graph.replay, (graph, out)
             except Exception:  # capture unsupported by some op: fall back to eager execution
@@ -258,12 +269,9 @@ class CudaMeter:
         net(x)
         return (lambda: net(x)), None
 
-    def _time_repeats(self, step: Callable[[], Any], steps: int, repeats: int,
-                      while_running: Callable[[], None] | None = None) -> list[float]:
-        """GPU seconds of `repeats` contiguous runs of `steps` forward passes each.
-
-        All work is queued first; `while_running` is called while the GPU executes it.
-        """
+    def _queue_repeats(self, step: Callable[[], Any], steps: int, repeats: int) -> list[Any]:
+        """Queue `repeats` contiguous runs of `steps` forward passes each, bracketed by timing
+        events (read them with `_repeat_seconds`)."""
         import torch
 
         events = [torch.cuda.Event(enable_timing=True) for _ in range(repeats + 1)]
@@ -272,10 +280,17 @@ class CudaMeter:
             for _ in range(steps):
                 step()
             events[i + 1].record()
-        if while_running is not None:
-            while_running()
+        return events
+
+    @staticmethod
+    def _repeat_seconds(events: list[Any]) -> list[float]:
+        """GPU seconds of each queued repeat (waits for the last)."""
         events[-1].synchronize()
         return [a.elapsed_time(b) / 1000.0 for a, b in zip(events, events[1:])]
+
+    def _time_repeats(self, step: Callable[[], Any], steps: int, repeats: int) -> list[float]:
+        """GPU seconds of `repeats` contiguous runs of `steps` forward passes each."""
+        return self._repeat_seconds(self._queue_repeats(step, steps, repeats))
 
     # ----------------------------------------------------------------------------- measure
     def measure(
@@ -313,14 +328,18 @@ class CudaMeter:
             with precision_flags(precision, cudnn_benchmark=self.cudnn_benchmark), \
                     torch.inference_mode():
                 best: tuple[float, Any, Any, Any, Any, bool] | None = None
+                t_copy = t_capture = 0.0
                 for cl in formats:  # the faster memory format, as a deployer would choose
+                    t0 = time.perf_counter()
                     fmt = torch.channels_last if cl else torch.contiguous_format
                     net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
                     gen = torch.Generator(device=self.device).manual_seed(0)
                     x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
                                     dtype=dtype).contiguous(memory_format=fmt)
+                    t1 = time.perf_counter()
                     step, keep = self._make_step(net, x)
                     (probe_s,) = self._time_repeats(step, 1, 1)
+                    t_copy, t_capture = t_copy + t1 - t0, t_capture + time.perf_counter() - t1
                     if len(formats) > 1:
                         probe_steps = max(1, math.ceil(self.format_probe_s / max(probe_s, 1e-6)))
                         probe_s = min(self._time_repeats(step, probe_steps, 2)) / probe_steps
@@ -338,13 +357,19 @@ class CudaMeter:
                     counted.append(count_model(model, shape, run_on=net))
 
                 t_prepared = time.perf_counter()
-                times = self._time_repeats(step, steps, self.n_repeats, while_timed)
+                timed = self._queue_repeats(step, steps, self.n_repeats)
+                while_timed()
+                source = self._energy_source() if self.measure_energy else None
+                if source is None:
+                    times = self._repeat_seconds(timed)
                 t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None
-                source = self._energy_source() if self.measure_energy else None
                 self.last_counters = None
                 if source is not None:
+                    # the timed repeats are still running: the energy run queues the same replays
+                    # behind them, so the GPU never idles, and its first window opens at the first
+                    # counter update after they started (windows count only their own replays)
                     backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
                     counters = CounterWindow(self.nvml_device)
@@ -354,11 +379,13 @@ class CudaMeter:
                         min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
                         on_edge=sample_clock)
                     self.last_counters = counters.stop()
+                    times = self._repeat_seconds(timed)
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
                 del step, keep, net, x
-                self.last_phases_s = {"prepare": t_prepared - t_start, "throughput": t_timed - t_prepared,
-                                      "energy": t_energy - t_timed, "release": time.perf_counter() - t_energy}
+                self.last_phases_s = {"prepare": t_prepared - t_start, "copy": t_copy, "capture": t_capture,
+                                      "throughput": t_timed - t_prepared, "energy": t_energy - t_timed,
+                                      "release": time.perf_counter() - t_energy}
         except torch.cuda.OutOfMemoryError:
             torch.cuda.empty_cache()
             raise MeterError(
