@@ -10,9 +10,7 @@ How one measurement runs (`CudaMeter.measure`):
 3. Throughput: ``n_repeats`` contiguous timed repeats of back-to-back replays, each lasting at
    least ``min_repeat_s`` by CUDA events; medians and CV. While the GPU runs them, the host counts
    FLOPs per image (`count_model`, cached per model object) and reads the SM clock.
-4. Energy (unless ``measure_energy=False``): queued right behind the timed repeats (so the GPU
-   never idles between the phases, and the wait for the counter's first update overlaps them),
-   the network runs continuously while the NVML energy
+4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
    are cut at counter updates (see `nasenergy.hardware.energy_window`). GPUs without the counter
    integrate sampled power instead. Idle power is measured once, at the first measurement with
@@ -198,9 +196,8 @@ class CudaMeter:
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
-        probes; of which ``copy`` and ``capture`` with its first replay), ``throughput`` (queuing
-        the timed repeats; with energy they run on while the energy phase waits for the counter's
-        first update), ``energy`` and ``release`` (for tuning the profiler)."""
+        probes; of which ``copy`` and ``capture`` with its first replay), ``throughput``, ``energy``
+        and ``release`` (for tuning the profiler)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
@@ -359,17 +356,13 @@ class CudaMeter:
                 t_prepared = time.perf_counter()
                 timed = self._queue_repeats(step, steps, self.n_repeats)
                 while_timed()
-                source = self._energy_source() if self.measure_energy else None
-                if source is None:
-                    times = self._repeat_seconds(timed)
+                times = self._repeat_seconds(timed)
                 t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None
+                source = self._energy_source() if self.measure_energy else None
                 self.last_counters = None
                 if source is not None:
-                    # the timed repeats are still running: the energy run queues the same replays
-                    # behind them, so the GPU never idles, and its first window opens at the first
-                    # counter update after they started (windows count only their own replays)
                     backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
                     counters = CounterWindow(self.nvml_device)
@@ -379,10 +372,10 @@ class CudaMeter:
                         min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
                         on_edge=sample_clock)
                     self.last_counters = counters.stop()
-                    times = self._repeat_seconds(timed)
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
                 del step, keep, net, x
+                torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
                 self.last_phases_s = {"prepare": t_prepared - t_start, "copy": t_copy, "capture": t_capture,
                                       "throughput": t_timed - t_prepared, "energy": t_energy - t_timed,
                                       "release": time.perf_counter() - t_energy}
