@@ -10,7 +10,7 @@ configurations). Importing this package does no work and does not import torch::
 """
 
 from search_spaces._cost import ModelCost
-from search_spaces._datasets import DATASETS, DatasetInfo, dataset_info
+from search_spaces._datasets import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS, DatasetInfo, dataset_info
 from search_spaces._network_spec import LayerSpec, NetworkSpec
 from search_spaces._registry import SPACE_NAMES, get_space
 from search_spaces._space import SearchSpace
@@ -25,6 +25,8 @@ Arch = TSSArch | SSSArch
 
 __all__ = [
     "DATASETS",
+    "DATASET_ALIASES",
+    "NATS_TRAINING_SETS",
     "SPACE_NAMES",
     "SSS_CELL",
     "SSS_CHANNELS",

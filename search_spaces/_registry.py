@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from nasenergy.errors import UsageError
+from search_spaces._errors import UsageError
 from search_spaces._space import SearchSpace
 from search_spaces._sss_space import SSSSpace
 from search_spaces._tss_space import TSSSpace
