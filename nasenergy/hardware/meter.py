@@ -32,7 +32,13 @@ class MeterError(CandidateError):
 
 @runtime_checkable
 class Meter(Protocol):
-    """Measures a network's throughput, utilization and (where possible) energy per image."""
+    """Measures a network's throughput, utilization and (where possible) energy per image.
+
+    Attributes:
+        device_name: the device it measures on, as reported (e.g. ``NVIDIA H200``).
+    """
+
+    device_name: str
 
     def measure(
         self,

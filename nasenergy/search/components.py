@@ -191,7 +191,7 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
             "--dvfs recorded replays recorded clock sweeps of each network, and none are installed "
             "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
         )
-    device = getattr(meter, "device_name", None)
+    device = meter.device_name
     from nasenergy.dvfs import params_for_device
 
     missing = "no device name"
@@ -352,11 +352,11 @@ def build_components(config: SearchConfig) -> Components:
         if step is not None and step.note:
             announce(step.note)
         elif step is None and config.dvfs == "auto":
-            announce(f"--dvfs auto: no DVFS parameter set for {getattr(meter, 'device_name', None)!r} "
+            announce(f"--dvfs auto: no DVFS parameter set for {meter.device_name!r} "
                      "and no NVML device to build generic parameters from; energy and throughput are "
                      "scored at the default clock")
     describe = {
-        "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
+        "meter": f"{type(meter).__name__} ({meter.device_name or 'unknown device'})",
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else (step.label or step.source),
     }

@@ -54,7 +54,6 @@ from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNIN
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.db_retry import DatabaseUnavailableError
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
 
@@ -107,11 +106,17 @@ def is_stalled(trials: Sequence[Any], patience: int) -> bool:
     return patience > 0 and candidates_since_evaluation(trials) >= patience
 
 
-CANDIDATE_ERRORS: tuple[type[NasEnergyError], ...] = (CandidateError, EnergyWindowError)
-"""Errors that fail one candidate (recorded ``failed``; the search goes on): a `CandidateError`
-(a measurement that failed, e.g. out of memory; a figure a partial benchmark lacks). Any other
+CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError, EnergyWindowError)
+"""Errors that fail one candidate (recorded ``failed``; the search goes on) rather than the run:
+a `CandidateError` (a measurement that failed, e.g. out of memory; a figure a partial benchmark
+lacks) and any `NasEnergyError` that is a `LookupError` (a lookup miss of a custom part). Any other
 `NasEnergyError` concerns the run's set-up and stops the search. (`EnergyWindowError`, a failed
 energy reading of the CUDA meter, is one too; it is listed until it derives from `MeterError`.)"""
+
+
+def is_candidate_error(exc: NasEnergyError) -> bool:
+    """Whether ``exc`` fails one candidate only (its type is one of `CANDIDATE_ERRORS`)."""
+    return isinstance(exc, CANDIDATE_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -233,7 +238,9 @@ class Worker:
             except NotRecordedError as exc:
                 self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
                 return self._tell(trial.number, oc.NOT_RECORDED, self._states.PRUNED, {tr.ERROR: str(exc)})
-            except CANDIDATE_ERRORS as exc:
+            except NasEnergyError as exc:
+                if not is_candidate_error(exc):
+                    raise
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
@@ -270,7 +277,10 @@ class Worker:
             final = self._final(arch)
             clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
-        except CANDIDATE_ERRORS as exc:
+        except NasEnergyError as exc:
+            if not is_candidate_error(exc):
+                self.claims.release(canonical)
+                raise
             if not self.claims.finish(canonical, FAILED, trial_number=number):
                 return self._discard(number, canonical)
             return self._tell(number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
