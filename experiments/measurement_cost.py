@@ -42,11 +42,11 @@ import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
+from search_spaces import DATASETS
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "measurement_cost"
 METER_CELLS = ROOT / "results" / "meter_benchmark" / "cells.csv"
-DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
 
 
 @dataclass(frozen=True)

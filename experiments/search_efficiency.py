@@ -62,10 +62,11 @@ import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.objectives import OBJECTIVE_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_efficiency"
-OBJECTIVES: tuple[str, ...] = ("accuracy", "throughput", "energy")
+OBJECTIVES: tuple[str, ...] = OBJECTIVE_NAMES
 DATASET = "cifar10"
 METHODS: dict[str, tuple[str, str]] = {
     "random": ("random", "none"),

@@ -36,8 +36,8 @@ import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
+from search_spaces import DATASETS
 
-DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
 EPOCHS: tuple[int, ...] = (12, 200)
 ACCURACY_COLUMNS: dict[tuple[str, int], str] = {
     ("cifar10", 12): "cifar10_test_acc_12ep",

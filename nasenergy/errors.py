@@ -10,26 +10,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+# The base classes live in the lowest layer, so that search_spaces raises them without importing nasenergy.
+from search_spaces._errors import ArchError, NasEnergyError, UsageError
+
+__all__ = [
+    "MALFORMED_INPUT_ERRORS",
+    "ArchError",
+    "CandidateError",
+    "DataNotFoundError",
+    "NasEnergyError",
+    "UsageError",
+    "first_line",
+    "malformed_input",
+    "typed_first_line",
+]
+
 MALFORMED_INPUT_ERRORS: tuple[type[Exception], ...] = (
     TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, ZeroDivisionError,
 )
 """What Python raises when a loader meets values of the wrong type or shape."""
-
-
-class NasEnergyError(Exception):
-    """Base class of every error nasenergy raises on purpose. Its message is one clear line."""
-
-    exit_code: int = 1
-
-
-class UsageError(NasEnergyError):
-    """A bad argument, flag value or input file supplied by the user (exit status 2)."""
-
-    exit_code = 2
-
-
-class ArchError(UsageError, ValueError):
-    """A malformed or unknown architecture string."""
 
 
 class DataNotFoundError(NasEnergyError, FileNotFoundError):
@@ -38,10 +37,25 @@ class DataNotFoundError(NasEnergyError, FileNotFoundError):
     exit_code = 2
 
 
+class CandidateError(NasEnergyError):
+    """An error that fails one candidate of a search, not the run (exit status 1 if it escapes).
+
+    A measurement that failed (`nasenergy.hardware.MeterError`, an NVML or clock-control failure)
+    or a figure a benchmark lacks for one network is recorded as that candidate's ``failed``
+    outcome and the search goes on; every other `NasEnergyError` stops the run.
+    """
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, or its type name when it has none."""
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def typed_first_line(exc: BaseException) -> str:
+    """``<type name>: <first line of the message>`` (the type name alone when there is none)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from typing import Literal
 import numpy as np
 
 from nasenergy.errors import UsageError
+from nasenergy.objectives import OBJECTIVES
 
 Sense = Literal["maximize", "minimize"]
 SENSES: tuple[str, ...] = ("maximize", "minimize")
@@ -51,11 +52,9 @@ class Objective:
             raise ParetoError(f"objective {self.name!r}: sense must be one of {SENSES}, got {self.sense!r}")
 
 
-ACCURACY = Objective("accuracy_pct", "maximize")
-THROUGHPUT = Objective("throughput_img_per_s", "maximize")
-ENERGY = Objective("energy_j_per_img", "minimize")
-NAS_OBJECTIVES: tuple[Objective, ...] = (ACCURACY, THROUGHPUT, ENERGY)
-"""The three objectives of nasenergy's search, in this column order everywhere."""
+NAS_OBJECTIVES: tuple[Objective, ...] = tuple(Objective(o.column, o.sense) for o in OBJECTIVES.values())
+"""The objectives of nasenergy's search (`nasenergy.objectives.OBJECTIVES`) by column, in this order everywhere."""
+ACCURACY, THROUGHPUT, ENERGY = NAS_OBJECTIVES
 
 SensesLike = Sequence[str] | Sequence[Objective]
 

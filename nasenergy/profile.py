@@ -20,7 +20,8 @@ from typing import Any, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import NasEnergyError, UsageError
-from nasenergy.hardware.select import HARDWARE_CHOICES, resolve_hardware
+from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.select import resolve_hardware
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import PRECISIONS, Measurement
 
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the batch size each precision was recorded at)")
     p.add_argument("--precision", action="append", choices=(*PRECISIONS, "all"),
                    help="repeatable, or 'all' (default fp16)")
-    p.add_argument("--hardware", default="auto", choices=HARDWARE_CHOICES,
+    p.add_argument("--hardware", default="auto", choices=hardware_choices(),
                    help="auto: the GPU if present, else the recorded H200 profile")
     p.add_argument("--peak", default="measured", choices=("measured", "datasheet"),
                    help="utilization denominator on a GPU (default measured)")

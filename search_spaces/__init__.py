@@ -10,9 +10,10 @@ configurations). Importing this package does no work and does not import torch::
 """
 
 from search_spaces._cost import ModelCost
-from search_spaces._datasets import DATASETS, DatasetInfo, dataset_info
+from search_spaces._datasets import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS, DatasetInfo, dataset_info
 from search_spaces._network_spec import LayerSpec, NetworkSpec
-from search_spaces._registry import SPACE_NAMES, get_space
+from search_spaces._protocol import SpaceProtocol
+from search_spaces._registry import SPACE_NAMES, get_space, register_space, space_names
 from search_spaces._space import SearchSpace
 from search_spaces._sss_arch import SSS_CHANNELS, SSSArch
 from search_spaces._sss_space import SSS_CELL, SSSSpace
@@ -25,6 +26,8 @@ Arch = TSSArch | SSSArch
 
 __all__ = [
     "DATASETS",
+    "DATASET_ALIASES",
+    "NATS_TRAINING_SETS",
     "SPACE_NAMES",
     "SSS_CELL",
     "SSS_CHANNELS",
@@ -41,8 +44,11 @@ __all__ = [
     "SSSArch",
     "SSSSpace",
     "SearchSpace",
+    "SpaceProtocol",
     "TSSArch",
     "TSSSpace",
     "dataset_info",
     "get_space",
+    "register_space",
+    "space_names",
 ]

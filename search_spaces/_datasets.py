@@ -1,17 +1,28 @@
-"""The image-classification datasets NATS-Bench trains on, and their input shapes."""
+"""The image-classification datasets NATS-Bench trains on, their other spellings and their input
+shapes: the one declaration of the dataset vocabulary (`nasenergy` reads it from here)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from nasenergy.errors import UsageError
+from search_spaces._errors import UsageError
 
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
 """The dataset names NATS-Bench uses, in its order."""
 
-# NATS-Bench also records "cifar10-valid" (CIFAR-10 trained on half its training set); the network
-# and its input are those of "cifar10".
-_ALIASES: dict[str, str] = {"cifar10-valid": "cifar10"}
+DATASET_ALIASES: dict[str, str] = {
+    "cifar-10": "cifar10",
+    "cifar-100": "cifar100",
+    "imagenet16": "ImageNet16-120",
+    "imagenet16_120": "ImageNet16-120",
+    "imagenet": "ImageNet16-120",
+}
+"""Other spellings a user may give (lower case) -> the dataset's name in `DATASETS`."""
+
+NATS_TRAINING_SETS: dict[str, str] = {"cifar10-valid": "cifar10"}
+"""Training sets NATS-Bench records besides `DATASETS` -> the dataset they belong to:
+``cifar10-valid`` is CIFAR-10 trained on half its training set (the network and its input are
+those of ``cifar10``)."""
 
 
 class DatasetInfo(NamedTuple):
@@ -33,7 +44,7 @@ _INFOS: dict[str, DatasetInfo] = {
     "cifar100": DatasetInfo("cifar100", 100, (3, 32, 32)),
     "ImageNet16-120": DatasetInfo("ImageNet16-120", 120, (3, 16, 16)),
 }
-_BY_LOWER_NAME: dict[str, str] = {n.lower(): n for n in DATASETS} | _ALIASES
+_BY_LOWER_NAME: dict[str, str] = {n.lower(): n for n in DATASETS} | NATS_TRAINING_SETS
 
 
 def dataset_info(dataset: str) -> DatasetInfo:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from nasenergy.errors import ArchError, UsageError
+from search_spaces._errors import ArchError, UsageError
 from search_spaces._cost import ModelCost, deployed_network_cost, network_cost
 from search_spaces._datasets import dataset_info
 from search_spaces._network_spec import NetworkSpec

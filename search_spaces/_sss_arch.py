@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 
-from nasenergy.errors import ArchError
+from search_spaces._errors import ArchError
 
 SSS_CHANNELS: tuple[int, ...] = (8, 16, 24, 32, 40, 48, 56, 64)
 """The candidate channel widths, ascending."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from nasenergy.errors import ArchError
+from search_spaces._errors import ArchError
 
 TSS_OPS: tuple[str, ...] = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
 """The candidate operations, in NAS-Bench-201's order."""

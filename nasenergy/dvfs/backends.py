@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkabl
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation
 from nasenergy.dvfs.points import ClockPoint
 from nasenergy.dvfs.sweeps import Sweep
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.errors import CandidateError, UsageError
 from nasenergy.measurement import Measurement
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class RecordedBackend:
         return self.sweep.point(sm_clock_mhz, "recorded")
 
 
-class MeasurementError(NasEnergyError):
+class MeasurementError(CandidateError):
     """A measurement taken at a locked clock cannot give an operating point (e.g. no energy)."""
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Iterator
 
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.errors import CandidateError, UsageError
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError, NvmlNoPermission, open_device
 
 STATE_DIR_ENV = "NASENERGY_CLOCK_STATE_DIR"
@@ -40,7 +40,7 @@ OPT_IN_HINT = "pass allow=True (on the command line: --allow-clock-control)"
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class ClockControlError(NasEnergyError):
+class ClockControlError(CandidateError):
     """Clocks could not be locked or restored."""
 
 

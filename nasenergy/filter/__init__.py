@@ -9,6 +9,9 @@ it knows nothing of a particular search space.
   candidates whose optimistic figures the current Pareto front already dominates.
 * `PassThroughFilter` (mode ``none``): admit everything.
 
+Extension: `CandidateFilter` (the protocol the search uses), `FilterKind` and `register_filter`
+(`nasenergy.filter.registry`: a new mode is one registration).
+
 Optuna helpers: `filter_trial`, `apply_decision`, `FilteredObjective`, `CompleteTrialBudget`.
 """
 
@@ -31,7 +34,9 @@ from nasenergy.filter.optuna_adapter import (
     filter_trial,
     record_decision,
 )
+from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.records import DEFAULT_OBJECTIVES, OBJECTIVE_SENSES, Decision, FilterError, Observation
+from nasenergy.filter.registry import FilterKind, register_filter
 from nasenergy.filter.synthetic import synthetic_observations
 from nasenergy.filter.threshold import ThresholdFilter, good_mask
 
@@ -44,6 +49,7 @@ __all__ = [
     "OBJECTIVE_SENSES",
     "AccuracyEstimate",
     "AccuracyInterval",
+    "CandidateFilter",
     "CVPlusRegressor",
     "Candidate",
     "CompleteTrialBudget",
@@ -51,6 +57,7 @@ __all__ = [
     "DominanceFilter",
     "EnergyBound",
     "FilterError",
+    "FilterKind",
     "FilteredObjective",
     "Observation",
     "OptimisticFigures",
@@ -66,5 +73,6 @@ __all__ = [
     "filter_trial",
     "good_mask",
     "record_decision",
+    "register_filter",
     "synthetic_observations",
 ]

@@ -18,11 +18,13 @@ import numpy as np
 
 from nasenergy.errors import DataNotFoundError, first_line, malformed_input
 from nasenergy.filter.records import Decision, FilterError, Observation
+from nasenergy.filter.registry import FILTERS, filter_kind
 from nasenergy.measurement import Measurement
 
 FORMAT = "nasenergy.filter"
 FORMAT_VERSION = 1
-MODES: tuple[str, ...] = ("none", "threshold", "dominance")
+MODES: tuple[str, ...] = FILTERS.names()
+"""The built-in filter modes (`nasenergy.filter.registry.FILTERS` holds these and any registered later)."""
 
 
 class UtilizationFilter(ABC):
@@ -42,12 +44,9 @@ class UtilizationFilter(ABC):
     # ----- construction -------------------------------------------------------------------
     @staticmethod
     def create(mode: str, **options: Any) -> UtilizationFilter:
-        """A filter of the given mode (``none`` | ``threshold`` | ``dominance``) with ``options``."""
-        cls = _mode_class(mode)
-        try:
-            return cls(**options)
-        except TypeError as exc:
-            raise FilterError(f"bad option for the {mode!r} filter: {exc}") from None
+        """A filter of the given registered mode (``dominance`` | ``threshold`` | ``none`` | ...,
+        see `nasenergy.filter.registry`) with ``options``."""
+        return filter_kind(mode).create(**options)
 
     # ----- learning -----------------------------------------------------------------------
     def fit(self, sample: Iterable[Observation]) -> UtilizationFilter:
@@ -162,7 +161,7 @@ class UtilizationFilter(ABC):
         mode, options = d.get("mode"), d.get("options", {})
         observations, state = d.get("observations", []), d.get("state", {})
         if not isinstance(mode, str):
-            raise FilterError(f"corrupt saved filter: mode must be one of {MODES}, got {mode!r}"[:300])
+            raise FilterError(f"corrupt saved filter: mode must be one of {FILTERS.names()}, got {mode!r}"[:300])
         for name, value, kind in (("options", options, dict), ("state", state, dict),
                                   ("observations", observations, list)):
             if not isinstance(value, kind):
@@ -225,16 +224,3 @@ class PassThroughFilter(UtilizationFilter):
         """No options."""
         return {}
 
-
-def _mode_class(mode: str) -> type[UtilizationFilter]:
-    from nasenergy.filter.dominance import DominanceFilter
-    from nasenergy.filter.threshold import ThresholdFilter
-
-    classes: dict[str, type[UtilizationFilter]] = {
-        "none": PassThroughFilter,
-        "threshold": ThresholdFilter,
-        "dominance": DominanceFilter,
-    }
-    if mode not in classes:
-        raise FilterError(f"unknown filter mode {mode!r}; choose one of {MODES}")
-    return classes[mode]

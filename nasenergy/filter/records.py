@@ -9,16 +9,17 @@ from typing import Any
 
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
+from nasenergy.objectives import OBJECTIVE_NAMES, objective_senses
 
 
 class FilterError(UsageError, ValueError):
     """A bad option, input or saved state given to a utilization filter."""
 
 
-OBJECTIVE_SENSES: dict[str, str] = {"accuracy": "maximize", "throughput": "maximize", "energy": "minimize"}
+OBJECTIVE_SENSES: dict[str, str] = objective_senses()
 """The figures a filter can compare a candidate on, with their senses."""
 
-DEFAULT_OBJECTIVES: tuple[str, ...] = ("accuracy", "throughput", "energy")
+DEFAULT_OBJECTIVES: tuple[str, ...] = OBJECTIVE_NAMES
 """Column order of the fronts the filters compare against (as `nasenergy.pareto.NAS_OBJECTIVES`)."""
 
 

@@ -1,7 +1,8 @@
 """Measuring networks on hardware: NVML access, meters (CUDA, CPU, recorded) and their helpers.
 
 Public names (imported lazily, so importing this package is cheap and needs neither torch nor a
-GPU): `Meter`, `MeterError`, `CudaMeter`, `CpuMeter`, `RecordedMeter`, `NotRecordedError`,
+GPU): the protocols `Meter`, `ArchMeter`, `RecordedProfile`, `ClockControlMeter`; the registry
+(`MeterKind`, `register_meter`); `MeterError`, `CudaMeter`, `CpuMeter`, `RecordedMeter`, `NotRecordedError`,
 `select_meter`, `count_model`, `ModelCount`, `open_device`, `NvmlDevice` and the `NvmlError`
 family. Fakes for tests are in `nasenergy.testing`.
 """
@@ -12,6 +13,11 @@ from nasenergy._lazy import lazy_getattr
 
 _EXPORTS = {
     "Meter": "meter",
+    "ArchMeter": "meter",
+    "RecordedProfile": "meter",
+    "ClockControlMeter": "meter",
+    "MeterKind": "registry",
+    "register_meter": "registry",
     "MeterError": "meter",
     "RepeatStats": "meter",
     "CudaMeter": "cuda_meter",

@@ -1,25 +1,44 @@
-"""The `Meter` protocol every hardware meter follows, and the statistics they share."""
+"""The meter protocols and the statistics meters share.
+
+A meter of the search is a `Meter` (it measures a built network) or an `ArchMeter` (it answers an
+architecture of a search space directly, e.g. a recorded profile); it may be both. Optional
+capabilities are declared protocols too, checked with ``isinstance``:
+
+* `ArchMeter`: ``measure_arch`` answers an architecture without building it (preferred by the
+  search when present).
+* `RecordedProfile`: the meter replays recorded rows (``rows()``) at some settings only
+  (``settings``); the search checks its setting and coverage against them.
+* `ClockControlMeter`: the meter measures on an NVIDIA GPU whose clocks the DVFS step may set
+  (``--dvfs measured``).
+"""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
 
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.errors import CandidateError, UsageError
 from nasenergy.measurement import PRECISIONS, Measurement
 
 if TYPE_CHECKING:
     import torch
 
 
-class MeterError(NasEnergyError):
+class MeterError(CandidateError):
     """A measurement could not be made (e.g. the device failed or ran out of memory)."""
 
 
 @runtime_checkable
 class Meter(Protocol):
-    """Measures a network's throughput, utilization and (where possible) energy per image."""
+    """Measures a network's throughput, utilization and (where possible) energy per image.
+
+    Attributes:
+        device_name: the device it measures on, as reported (e.g. ``NVIDIA H200``).
+    """
+
+    device_name: str
 
     def measure(
         self,
@@ -40,6 +59,60 @@ class Meter(Protocol):
             channels_last: use the channels-last memory format; ``None`` lets the meter choose.
         """
         ...
+
+
+@runtime_checkable
+class ArchMeter(Protocol):
+    """Answers an architecture of a search space without building its network (optional capability)."""
+
+    device_name: str
+
+    def measure_arch(self, arch: Any, *, precision: str, batch_size: int, dataset: str = "cifar10",
+                     space: Any = None) -> Measurement:
+        """The measurement of `arch` (an architecture of `space`, or its string).
+
+        Args:
+            arch: the architecture.
+            precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
+            batch_size: images per forward pass.
+            dataset: sets the input shape and class count.
+            space: the architecture's search space (``None``: the meter's own, else ``tss``).
+
+        Raises:
+            nasenergy.hardware.recorded.NotRecordedError: a replaying meter holds no record of it.
+        """
+        ...
+
+
+@runtime_checkable
+class RecordedProfile(Protocol):
+    """Replays recorded measurements (optional capability).
+
+    Attributes:
+        settings: the ``(precision, batch_size, input_shape)`` settings the profile holds, the
+            shape spelled as `nasenergy.hardware.recorded.shape_to_str` does.
+    """
+
+    settings: Sequence[tuple[str, int, str]]
+
+    def rows(self) -> Iterator[dict[str, str]]:
+        """The recorded rows (`nasenergy.hardware.recorded` columns)."""
+        ...
+
+
+@runtime_checkable
+class ClockControlMeter(Meter, Protocol):
+    """A `Meter` measuring on an NVIDIA GPU whose clocks can be set (optional capability).
+
+    Attributes:
+        device: the device it measures on.
+        nvml_device: its NVML handle (``None`` when NVML is unavailable).
+        has_energy_counter: whether the GPU reports an energy counter.
+    """
+
+    device: Any
+    nvml_device: Any
+    has_energy_counter: bool
 
 
 @dataclass(frozen=True)

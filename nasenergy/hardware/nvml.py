@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import Any, Callable, TypeVar
 
-from nasenergy.errors import NasEnergyError
+from nasenergy.errors import CandidateError
 
 T = TypeVar("T")
 
@@ -36,7 +36,7 @@ _CLOCK_SM = 1
 _CLOCK_MEM = 2
 
 
-class NvmlError(NasEnergyError):
+class NvmlError(CandidateError):
     """An NVML call failed. ``nvml_code`` is NVML's return code (``None`` if NVML was never reached)."""
 
     def __init__(self, message: str, nvml_code: int | None = None) -> None:

@@ -15,7 +15,8 @@ network, so its row is exact for each of them. `RecordedMeter` answers for any m
 deployed key, with the member's own official (as-built) params and FLOPs. An older profile of
 as-built networks is keyed by ``space.canonical(arch)`` (NAS-Bench-201's classes), whose members
 may differ as built; its figures are the class representative's. Results are marked
-``source="recorded"``. It replays; it cannot measure an arbitrary network.
+``source="recorded"``. It replays (an `ArchMeter` and a `RecordedProfile`); it cannot measure an
+arbitrary network, so it is no `Meter`.
 """
 
 from __future__ import annotations
@@ -26,14 +27,11 @@ import gzip
 import io
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from nasenergy.errors import DataNotFoundError, NasEnergyError, UsageError
+from nasenergy.errors import CandidateError, DataNotFoundError, UsageError
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
-
-if TYPE_CHECKING:
-    import torch
 
 #: The profile shipped with the package (measured on an NVIDIA H200).
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
@@ -65,7 +63,7 @@ _STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "sourc
 _OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "counters_kind"}
 
 
-class NotRecordedError(NasEnergyError, LookupError):
+class NotRecordedError(CandidateError, LookupError):
     """The profile holds no measurement for this architecture class and setting."""
 
     exit_code = 2
@@ -246,7 +244,7 @@ class RecordedMeter:
                    for p, b, s in self._by_class.get(canon, ()))
 
     def measure_arch(self, arch: Any, *, precision: str, batch_size: int,
-                     dataset: str = "cifar10") -> Measurement:
+                     dataset: str = "cifar10", space: Any = None) -> Measurement:
         """The recorded measurement of `arch`'s class.
 
         ``measure_cost_s`` is the cost of the original measurement, not of this lookup.
@@ -256,6 +254,7 @@ class RecordedMeter:
             precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
             batch_size: images per forward pass.
             dataset: selects the input shape.
+            space: ignored: a profile answers for the space it was recorded in (`space`).
 
         Raises:
             NotRecordedError: the class or setting is not in the profile.
@@ -276,15 +275,3 @@ class RecordedMeter:
     def rows(self) -> Iterator[dict[str, str]]:
         """The profile's rows."""
         return iter(self._rows.values())
-
-    def measure(self, model: "torch.nn.Module", input_shape: Sequence[int], *, batch_size: int,
-                precision: str, channels_last: bool | None = None) -> Measurement:
-        """Not possible: a recorded profile cannot measure an arbitrary network.
-
-        Raises:
-            UsageError: always; use `measure_arch` with a TSS architecture instead.
-        """
-        raise UsageError(
-            "RecordedMeter replays a recorded TSS profile and cannot measure an arbitrary network; "
-            "call measure_arch(arch, precision=..., batch_size=...) or measure on hardware"
-        )

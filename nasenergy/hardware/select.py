@@ -6,8 +6,8 @@ import os
 from typing import Any, Callable
 
 from nasenergy.errors import UsageError
-
-HARDWARE_CHOICES = ("auto", "cuda", "cpu", "recorded")
+from nasenergy.hardware.meter import ArchMeter, Meter
+from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
 
 
 def cuda_available() -> bool:
@@ -26,9 +26,9 @@ def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = pri
     Raises:
         UsageError: unknown `hardware`.
     """
-    if hardware not in HARDWARE_CHOICES:
-        raise UsageError(f"unknown hardware {hardware!r}; choose from {', '.join(HARDWARE_CHOICES)}")
-    if hardware != "auto":
+    if hardware != AUTO and hardware not in METERS:
+        raise UsageError(f"unknown hardware {hardware!r}; choose from {', '.join(hardware_choices())}")
+    if hardware != AUTO:
         return hardware
     if cuda_available():
         return "cuda"
@@ -51,31 +51,22 @@ def select_meter(
     space: Any = None,
     announce: Callable[[str], None] | None = print,
     **meter_options: Any,
-) -> Any:
+) -> Meter | ArchMeter:
     """A meter for `hardware`.
 
     Args:
-        hardware: ``cuda`` (`CudaMeter`), ``cpu`` (`CpuMeter`), ``recorded`` (`RecordedMeter`)
-            or ``auto``: CUDA if a GPU is present, else the space's recorded profile where one is
-            installed, else the CPU (saying so in one line through `announce`).
+        hardware: a registered meter (`nasenergy.hardware.registry`): ``cuda`` (`CudaMeter`),
+            ``cpu`` (`CpuMeter`), ``recorded`` (`RecordedMeter`), ...; or ``auto``: CUDA if a GPU
+            is present, else the space's recorded profile where one is installed, else the CPU
+            (saying so in one line through `announce`).
         profile_path: the profile for the recorded meter (default: the shipped H200 profile).
-        space: the TSS space for the recorded meter.
+        space: the search space (for meters answering architectures, e.g. the recorded one).
         announce: where the one-line note of `auto` goes (``None``: nowhere).
-        **meter_options: passed to the `CudaMeter` or `CpuMeter` constructor.
+        **meter_options: passed to the meter's constructor (`CudaMeter`, `CpuMeter`, ...).
 
     Raises:
         UsageError: unknown `hardware`, or ``cuda`` without a GPU.
         DataNotFoundError: the recorded profile is missing.
     """
     hardware = resolve_hardware(hardware, announce, space_name=getattr(space, "name", "tss"))
-    if hardware == "cuda":
-        from nasenergy.hardware.cuda_meter import CudaMeter
-
-        return CudaMeter(**meter_options)
-    if hardware == "cpu":
-        from nasenergy.hardware.cpu_meter import CpuMeter
-
-        return CpuMeter(**meter_options)
-    from nasenergy.hardware.recorded import RecordedMeter
-
-    return RecordedMeter(profile_path, space=space)
+    return METERS.get(hardware).create(path=profile_path, space=space, **meter_options)

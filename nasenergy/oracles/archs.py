@@ -8,9 +8,10 @@ from typing import Any
 
 from nasenergy.errors import ArchError
 from nasenergy.oracles.errors import ArchNotInBenchmarkError
+from search_spaces import SSSSpace, TSSSpace
 
-SPACE_SIZES: dict[str, int] = {"tss": 15_625, "sss": 32_768}
-"""Architectures in each NATS-Bench space."""
+SPACE_SIZES: dict[str, int] = {space.name: space.size for space in (TSSSpace, SSSSpace)}
+"""Architectures in each NATS-Bench space (the spaces NATS-Bench benchmarks)."""
 
 
 def check_space_name(space_name: str) -> str:

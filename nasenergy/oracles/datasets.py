@@ -20,25 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nasenergy.oracles.errors import UnknownDatasetError
+from search_spaces import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS
 
-DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
-"""The datasets a user can name."""
-
-NATS_DATASETS: tuple[str, ...] = ("cifar10-valid", "cifar10", "cifar100", "ImageNet16-120")
+NATS_DATASETS: tuple[str, ...] = (*NATS_TRAINING_SETS, *DATASETS)
 """The training sets NATS-Bench records."""
 
 SPLITS: tuple[str, ...] = ("x-valid", "x-test", "ori-test")
 
-_DATASET_ALIASES: dict[str, str] = {
-    "cifar10": "cifar10",
-    "cifar-10": "cifar10",
-    "cifar100": "cifar100",
-    "cifar-100": "cifar100",
-    "imagenet16-120": "ImageNet16-120",
-    "imagenet16": "ImageNet16-120",
-    "imagenet16_120": "ImageNet16-120",
-    "imagenet": "ImageNet16-120",
-}
+_DATASET_ALIASES: dict[str, str] = {n.lower(): n for n in DATASETS} | DATASET_ALIASES
 
 TRAIN_IMAGES: dict[str, int] = {
     "cifar10-valid": 25_000,
@@ -96,9 +85,9 @@ def canonical_dataset(name: str) -> str:
     key = str(name).strip().lower()
     if key in _DATASET_ALIASES:
         return _DATASET_ALIASES[key]
-    if key == "cifar10-valid":
+    if key in NATS_TRAINING_SETS:
         raise UnknownDatasetError(
-            "dataset 'cifar10-valid' is a NATS training set: ask for dataset 'cifar10' with split "
+            f"dataset {key!r} is a NATS training set: ask for dataset {NATS_TRAINING_SETS[key]!r} with split "
             "'x-valid' instead"
         )
     raise UnknownDatasetError(
@@ -142,7 +131,7 @@ def user_dataset(nats_dataset: str) -> str:
         raise UnknownDatasetError(
             f"unknown NATS dataset {nats_dataset!r}; expected one of {', '.join(NATS_DATASETS)}"
         )
-    return "cifar10" if nats_dataset == "cifar10-valid" else nats_dataset
+    return NATS_TRAINING_SETS.get(nats_dataset, nats_dataset)
 
 
 def normalize_schedule(schedule: str | int) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nasenergy.errors import ArchError, DataNotFoundError, NasEnergyError, UsageError
+from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, NasEnergyError, UsageError
 
 NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
 
@@ -29,7 +29,7 @@ class UnknownDatasetError(UsageError, ValueError):
     """A dataset, split or schedule name the benchmarks do not know."""
 
 
-class ArchNotInBenchmarkError(ArchError, LookupError):
+class ArchNotInBenchmarkError(ArchError, CandidateError, LookupError):
     """A well-formed architecture for which the benchmark holds no record of the asked metric."""
 
 
@@ -49,5 +49,5 @@ class MetricNotAvailableError(UsageError):
     """The benchmark holds no values at all for the asked dataset, split and schedule."""
 
 
-class CostEstimationError(NasEnergyError):
+class CostEstimationError(CandidateError):
     """Estimating a training cost on this device failed (e.g. torch cannot build the network)."""

@@ -1,4 +1,5 @@
-"""`load_oracle`: the right accuracy oracle for a path, or the installed (else embedded) benchmark."""
+"""`load_oracle`: the right accuracy oracle for a path, or the installed (else embedded) benchmark,
+asking the registered sources (`nasenergy.oracles.registry`) in order."""
 
 from __future__ import annotations
 
@@ -7,18 +8,17 @@ from typing import Any
 
 from nasenergy.errors import UsageError
 from nasenergy.oracles.archs import space_name_of
-from nasenergy.oracles.cache import CachedOracle, cache_file
-from nasenergy.oracles.embedded import EmbeddedOracle, has_embedded
+from nasenergy.oracles.cache import cache_file
 from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError
 from nasenergy.oracles.evaluation import AccuracyOracle, Metrics
-from nasenergy.oracles.lookup import TableOracle
-from nasenergy.oracles.nats import NatsBenchOracle, locate_nats, torch_home
-from nasenergy.oracles.tables import is_table, table_files
+from nasenergy.oracles.nats import torch_home
+from nasenergy.oracles.registry import ORACLE_SOURCES
+from search_spaces import SpaceProtocol
 
 
 def load_oracle(
     benchmark: str | Path | None,
-    space: Any = "tss",
+    space: SpaceProtocol | str = "tss",
     *,
     metrics: Metrics | None = None,
     seed: int | None = 0,
@@ -55,28 +55,25 @@ def load_oracle(
 
 def _open(benchmark: str | Path | None, space_name: str, metrics: Metrics | None, seed: int | None,
           estimate: str, cache_directory: str | Path | None) -> AccuracyOracle:
-    options: dict[str, Any] = {"metrics": metrics, "seed": seed}
+    options: dict[str, Any] = {"metrics": metrics, "seed": seed, "estimate": estimate,
+                               "cache_directory": cache_directory}
+    sources = [ORACLE_SOURCES.get(name) for name in ORACLE_SOURCES]
     if benchmark is None:
-        installed = cache_file(space_name, cache_directory)
-        if installed.is_file():
-            return CachedOracle(installed, space_name, estimate=estimate, **options)
-        if locate_nats(None, space_name) is not None:
-            return NatsBenchOracle(None, space_name, **options)
-        if has_embedded(space_name):
-            return EmbeddedOracle(space_name, estimate=estimate, **options)
+        for source in sources:
+            oracle = source.open_default(space_name, options) if source.open_default else None
+            if oracle is not None:
+                return oracle
         raise BenchmarkNotFoundError(
-            f"no {space_name} benchmark installed at {installed} and none in "
+            f"no {space_name} benchmark installed at {cache_file(space_name, cache_directory)} and none in "
             f"$TORCH_HOME ({torch_home()}); {GET_A_BENCHMARK}"
         )
     path = Path(benchmark).expanduser()
     if not path.exists():
         raise BenchmarkNotFoundError(f"benchmark {path} does not exist; {GET_A_BENCHMARK}")
-    if path.is_file() and path.suffix == ".npz":
-        return CachedOracle(path, space_name, estimate=estimate, **options)
-    if locate_nats(path, space_name) is not None:
-        return NatsBenchOracle(path, space_name, **options)
-    if is_table(path) or (path.is_dir() and table_files(path)):
-        return TableOracle(path, space_name, estimate=estimate, **options)
+    for source in sources:
+        oracle = source.open_path(path, space_name, options) if source.open_path else None
+        if oracle is not None:
+            return oracle
     raise BenchmarkNotFoundError(
         f"{path} is not a benchmark (no NATS-Bench files, no .csv tables, not a .npz); {GET_A_BENCHMARK}"
     )

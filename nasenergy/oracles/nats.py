@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import UsageError
+from nasenergy.errors import UsageError, typed_first_line
 from nasenergy.oracles.archs import SPACE_SIZES, arch_index, check_space_name
 from nasenergy.oracles.datasets import NatsCell, resolve
 from nasenergy.oracles.errors import (
@@ -107,11 +107,6 @@ def locate_nats(path: str | Path | None, space_name: str = "tss") -> NatsLocatio
     return None
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
-
-
 def open_nats_api(location: NatsLocation) -> Any:
     """``nats_bench.create`` on `location`, quiet, with failures turned into typed errors.
 
@@ -126,7 +121,7 @@ def open_nats_api(location: NatsLocation) -> Any:
         )
     except Exception as exc:  # nats_bench raises bare ValueError / pickle / bz2 errors
         raise CorruptBenchmarkError(
-            f"cannot read NATS-Bench at {location.path}: {_one_line(exc)}"
+            f"cannot read NATS-Bench at {location.path}: {typed_first_line(exc)}"
         ) from exc
     expected = SPACE_SIZES[location.space_name]
     if len(api) != expected:
@@ -312,7 +307,7 @@ class NatsBenchOracle:
         except Exception as exc:  # bz2 / pickle / format errors of a damaged cell file
             raise CorruptBenchmarkError(
                 f"cannot read the record of architecture {index} in {self.location.path}: "
-                f"{_one_line(exc)}"
+                f"{typed_first_line(exc)}"
             ) from exc
         records = dict(self._api.arch2infos_dict.pop(index))
         self._api.evaluated_indexes.discard(index)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.errors import typed_first_line
 from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.datasets import EVAL_IMAGES, SPLITS
 from nasenergy.oracles.errors import CorruptBenchmarkError
@@ -27,11 +28,6 @@ Progress = Callable[[int, int], None]
 
 _INLINE_LIMIT = 64
 """Read at most this many files in-process; more go to worker processes."""
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
 def _records_of(states: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +77,7 @@ def read_cell(path: str) -> dict[str, Any]:
         states = pickle_load(path)
         return _records_of(states)
     except Exception as exc:  # a damaged file: bz2, pickle or format errors
-        raise CorruptBenchmarkError(f"cannot read NATS-Bench record {path}: {_one_line(exc)}") from None
+        raise CorruptBenchmarkError(f"cannot read NATS-Bench record {path}: {typed_first_line(exc)}") from None
 
 
 def _cell_files(location: NatsLocation, size: int) -> dict[int, str]:
@@ -136,7 +132,7 @@ def read_nats(location: NatsLocation, *, workers: int | None = None,
             meta = pickle_load(str(location.path))
         arch_strs = np.array([str(a) for a in meta["meta_archs"]])
     except Exception as exc:  # bz2 / pickle / key errors of a damaged file
-        raise CorruptBenchmarkError(f"cannot read NATS-Bench at {location.path}: {_one_line(exc)}") from None
+        raise CorruptBenchmarkError(f"cannot read NATS-Bench at {location.path}: {typed_first_line(exc)}") from None
     space = get_space(location.space_name)
     official = np.array([str(a) for a in space.enumerate()])
     if arch_strs.shape != official.shape or not np.array_equal(arch_strs, official):

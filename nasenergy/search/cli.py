@@ -12,17 +12,15 @@ from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
+from nasenergy.filter.registry import FILTERS
+from nasenergy.hardware.registry import hardware_choices
+from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
-    DATASETS,
     DEFAULT_PATIENCE,
-    DEFAULT_TARGET_RECALL,
     DVFS_MODES,
     ESTIMATES,
-    FILTERS,
-    HARDWARE,
     MAX_CANDIDATES_PER_EVALUATION,
     SAMPLERS,
-    SPACES,
     SearchConfig,
     parse_objectives,
 )
@@ -31,6 +29,7 @@ from nasenergy.search.env_info import shell_command
 from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
 from nasenergy.search.front_table import front_table
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
+from search_spaces import DATASETS, space_names
 
 _DEFAULTS = SearchConfig()
 
@@ -89,11 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     what = p.add_argument_group("what to search")
     what.add_argument("--budget", type=_positive_int, default=_DEFAULTS.budget,
                       help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")
-    what.add_argument("--space", choices=SPACES, default=_DEFAULTS.space,
+    what.add_argument("--space", choices=space_names(), default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
     what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
     what.add_argument("--objectives", type=str, default=None,
-                      help=f"comma-separated subset of accuracy,throughput,energy (default {','.join(_DEFAULTS.objectives)}; "
+                      help=f"comma-separated subset of {','.join(OBJECTIVE_NAMES)} (default {','.join(_DEFAULTS.objectives)}; "
                            "accuracy,throughput on the CPU meter, which has no energy counter)")
     how = p.add_argument_group("how candidates are scored")
     how.add_argument("--benchmark", metavar="PATH", default=None,
@@ -108,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "fitted to the recorded times), device (timed training steps on this machine: minutes per "
                           "network on a CPU), none (0 s, labelled unknown), auto (fit where the benchmark records "
                           "enough times, else none; never trains) (default %(default)s)")
-    how.add_argument("--hardware", choices=HARDWARE, default=_DEFAULTS.hardware,
+    how.add_argument("--hardware", choices=hardware_choices(), default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
     how.add_argument("--precision", choices=PRECISIONS, default=None,
@@ -116,12 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--batch-size", type=_positive_int, default=None,
                      help=f"images per forward pass when measuring (default {_DEFAULTS.batch_size}; {CPU_BATCH_SIZE} on "
                           "the CPU meter)")
-    how.add_argument("--filter", choices=FILTERS, default=_DEFAULTS.filter,
+    how.add_argument("--filter", choices=FILTERS.names(), default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
     how.add_argument("--target-recall", type=float, default=None,
                      help="share of would-be front members the filter should let through, in (0, 1] "
-                          "(default " + ", ".join(f"{v:g} for {k}" for k, v in DEFAULT_TARGET_RECALL.items()
-                                                  if k != "none") + ")")
+                          "(default " + ", ".join(f"{FILTERS.get(k).default_target_recall:g} for {k}" for k in FILTERS.names()
+                                                  if "target_recall" in FILTERS.get(k).search_options) + ")")
     how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "

@@ -33,7 +33,6 @@ must match what the front holds (`DvfsStep.energy_bound`, `default_energy_bound`
 
 from __future__ import annotations
 
-import inspect
 import math
 import sys
 from collections.abc import Callable
@@ -41,8 +40,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from nasenergy.errors import UsageError
+from nasenergy.filter.protocol import CandidateFilter
+from nasenergy.filter.registry import filter_kind
 from nasenergy.hardware.deployed import measure_deployed
+from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
+from nasenergy.oracles.evaluation import AccuracyOracle
+from search_spaces import SpaceProtocol
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 
@@ -70,10 +74,10 @@ class Components:
         coverage: the share of the space a recorded profile answers (``None``: any network).
     """
 
-    space: Any
+    space: SpaceProtocol
     measure: Callable[[Any], Measurement]
-    oracle: Any
-    filter: Any
+    oracle: AccuracyOracle
+    filter: CandidateFilter
     optimal_clock: OptimalClockFn | None
     describe: dict[str, str] = field(default_factory=dict)
     coverage: Coverage | None = None
@@ -124,8 +128,9 @@ def default_energy_bound(config: SearchConfig) -> EnergyBoundChoice:
     return EnergyBoundChoice(bound, f"default-clock energy x {bound.energy_factor} (fixed optimism)")
 
 
-def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = None) -> Any:
-    """The utilization filter of ``config`` (mode, target recall, the search's objectives).
+def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = None) -> CandidateFilter:
+    """The utilization filter of ``config``: its registered mode (`nasenergy.filter.registry`) given
+    the search options it declares (target recall, the search's objectives, seed, energy bound).
 
     Args:
         config: the run's settings.
@@ -135,32 +140,32 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
     Raises:
         UsageError: an option the filter refuses (e.g. a target recall of 1 for ``dominance``).
     """
-    from nasenergy.filter import FilterError, UtilizationFilter
+    from nasenergy.filter import FilterError
 
-    if config.filter == "none":
-        return UtilizationFilter.create("none")
-    options: dict[str, Any] = {"target_recall": config.target_recall, "objectives": tuple(config.objectives)}
-    if config.filter == "dominance":
-        options["seed"] = config.seed
-        options["energy_bound"] = energy_bound if energy_bound is not None else default_energy_bound(config).bound
     try:
-        return UtilizationFilter.create(config.filter, **options)
+        kind = filter_kind(config.filter)
+        available: dict[str, Callable[[], Any]] = {
+            "target_recall": lambda: config.target_recall,
+            "objectives": lambda: tuple(config.objectives),
+            "seed": lambda: config.seed,
+            "energy_bound": lambda: energy_bound if energy_bound is not None else default_energy_bound(config).bound,
+        }
+        return kind.create(**{name: available[name]() for name in kind.search_options})
     except FilterError as exc:
         raise UsageError(f"--filter {config.filter}: {exc}") from None
 
 
-def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any], Measurement]:
+def arch_measurer(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig) -> Callable[[Any], Measurement]:
     """A function measuring one architecture with ``meter`` at the configured setting.
 
-    Meters with ``measure_arch`` (the recorded profile, the fake meter) are asked directly; others
-    measure the deployed network (`nasenergy.hardware.deployed`).
+    An `ArchMeter` (the recorded profile, the fake meter) is asked directly; a `Meter` measures the
+    deployed network (`nasenergy.hardware.deployed`).
     """
-    if hasattr(meter, "measure_arch"):
-        extra = {"space": space} if "space" in inspect.signature(meter.measure_arch).parameters else {}
+    if isinstance(meter, ArchMeter):
 
         def measure(arch: Any) -> Measurement:
             return meter.measure_arch(
-                arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset, **extra
+                arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset, space=space
             )
 
         return measure
@@ -172,17 +177,7 @@ def arch_measurer(meter: Any, space: Any, config: SearchConfig) -> Callable[[Any
     return measure_built
 
 
-def make_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn | None:
-    """The optimal-clock function of ``config.dvfs`` (see the module docstring), or ``None``.
-
-    Raises:
-        UsageError: a mode the meter or the installed data cannot serve.
-    """
-    step = make_dvfs(config, meter, space)
-    return None if step is None else step.optimal_clock
-
-
-def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
+def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> DvfsStep | None:
     """The DVFS step of ``config.dvfs`` with its matching energy bound, or ``None`` (no step).
 
     Raises:
@@ -196,7 +191,7 @@ def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
             "--dvfs recorded replays recorded clock sweeps of each network, and none are installed "
             "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
         )
-    device = getattr(meter, "device_name", None)
+    device = meter.device_name
     from nasenergy.dvfs import params_for_device
 
     missing = "no device name"
@@ -231,7 +226,7 @@ def make_dvfs(config: SearchConfig, meter: Any, space: Any) -> DvfsStep | None:
     )
 
 
-def _generic_step(mode: str, meter: Any, device: str | None, why: str) -> DvfsStep | None:
+def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: str) -> DvfsStep | None:
     """The ``modelled (generic)`` step for a GPU without a shipped parameter set, from the
     meter's NVML device (read only); ``None`` for ``auto`` when there is no NVML device.
 
@@ -280,12 +275,11 @@ def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
     return bound
 
 
-def _measured_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> OptimalClockFn:
+def _measured_optimal_clock(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> OptimalClockFn:
     from nasenergy.dvfs import ClockControl, MeasuredBackend, find_optimal_clock
     from nasenergy.dvfs.backends import point_from_measurement
-    from nasenergy.hardware.cuda_meter import CudaMeter
 
-    if not isinstance(meter, CudaMeter):
+    if not isinstance(meter, ClockControlMeter):
         raise UsageError("--dvfs measured probes clocks on the GPU; it needs --hardware cuda (or auto on a GPU)")
     control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
     shape = space.input_shape(config.dataset)
@@ -304,11 +298,11 @@ def _measured_optimal_clock(config: SearchConfig, meter: Any, space: Any) -> Opt
     return measured
 
 
-def _check_recorded_setting(meter: Any, config: SearchConfig, space: Any) -> None:
+def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, space: SpaceProtocol) -> None:
     """A recorded profile holds some settings only: refuse others before the search starts."""
-    settings = getattr(meter, "settings", None)
-    if settings is None:
+    if not isinstance(meter, RecordedProfile):
         return
+    settings = meter.settings
     from nasenergy.hardware.recorded import shape_to_str
 
     wanted = (config.precision, config.batch_size, shape_to_str(space.input_shape(config.dataset)))
@@ -358,11 +352,11 @@ def build_components(config: SearchConfig) -> Components:
         if step is not None and step.note:
             announce(step.note)
         elif step is None and config.dvfs == "auto":
-            announce(f"--dvfs auto: no DVFS parameter set for {getattr(meter, 'device_name', None)!r} "
+            announce(f"--dvfs auto: no DVFS parameter set for {meter.device_name!r} "
                      "and no NVML device to build generic parameters from; energy and throughput are "
                      "scored at the default clock")
     describe = {
-        "meter": f"{type(meter).__name__} ({getattr(meter, 'device_name', 'unknown device')})",
+        "meter": f"{type(meter).__name__} ({meter.device_name or 'unknown device'})",
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else (step.label or step.source),
     }

@@ -16,18 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.filter.registry import FILTERS
+from nasenergy.hardware.registry import hardware_choices
 from nasenergy.measurement import PRECISIONS
+from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
 from nasenergy.oracles.lookup import ESTIMATE_MODES
+from search_spaces import DATASETS, space_names
 
-SPACES: tuple[str, ...] = ("tss", "sss")
-DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
-HARDWARE: tuple[str, ...] = ("auto", "cuda", "cpu", "recorded")
-FILTERS: tuple[str, ...] = ("dominance", "threshold", "none")
 DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
 ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
 """Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
-OBJECTIVE_NAMES: tuple[str, ...] = ("accuracy", "throughput", "energy")
+_REGISTERED: dict[str, Any] = {"SPACES": space_names, "HARDWARE": hardware_choices, "FILTERS": FILTERS.names}
+"""``SPACES``, ``HARDWARE`` and ``FILTERS`` are read from their registries when asked for (module
+``__getattr__``), so a space, meter or filter registered later is a valid choice."""
 DEFAULT_SEARCH_METRIC = "x-valid/12"
 """The accuracy the search optimises, ``SPLIT/EPOCHS``: NATS-Bench's 12-epoch validation accuracy."""
 
@@ -56,20 +58,33 @@ while runs that crawled (TPE re-proposing networks it had seen or that the thres
 rejects) went 500 to 2,300 candidates between evaluations, for thousands of candidates; 500 leaves
 a fourfold margin on the first and stops the second long before the candidate cap."""
 
-DEFAULT_TARGET_RECALL: dict[str, float] = {"dominance": 0.8, "threshold": 0.95, "none": 0.95}
-"""The filter's target recall when ``--target-recall`` is not given, per filter. The dominance
-filter's 0.8 comes from the target-recall sensitivity study of ``experiments/search_efficiency.py``
-(TPE, 200 full evaluations, 20 seeds, CIFAR-10 on the recorded H200 profile): at 0.95 the filter
-let through so many candidates that could not reach the front that it saved 1.5x evaluations over
-unfiltered TPE; at 0.8 it reached more of the front with fewer evaluations; at 0.5 it reached a
-good front soonest but then skipped nearly every candidate, so most runs stopped as stalled before
-spending the budget. (That study ran on a partial profile of 5,016 classes; the rerun on the whole
-space gave 0.922 / 0.991 / 0.990 of the true front's normalised hypervolume at 0.95 / 0.8 / 0.5,
-every 0.5 run stalling.) The threshold filter keeps its own 0.95 (it learns a plain utilization
-cut-off; lower recalls cut more of the front). ``none`` ignores it."""
 
-_OBJECTIVE_SHORT: dict[str, str] = {"accuracy": "acc", "throughput": "thr", "energy": "energy"}
-"""How each objective is spelled in a default study name."""
+def default_target_recall(filter_mode: str) -> float:
+    """The filter's target recall when ``--target-recall`` is not given: its registered
+    `nasenergy.filter.registry.FilterKind.default_target_recall` (0.95 for an unknown mode).
+
+    The built-in defaults: the dominance filter's 0.8 comes from the target-recall sensitivity
+    study of ``experiments/search_efficiency.py`` (TPE, 200 full evaluations, 20 seeds, CIFAR-10 on
+    the recorded H200 profile): at 0.95 the filter let through so many candidates that could not
+    reach the front that it saved 1.5x evaluations over unfiltered TPE; at 0.8 it reached more of
+    the front with fewer evaluations; at 0.5 it reached a good front soonest but then skipped
+    nearly every candidate, so most runs stopped as stalled before spending the budget. (That
+    study ran on a partial profile of 5,016 classes; the rerun on the whole space gave 0.922 /
+    0.991 / 0.990 of the true front's normalised hypervolume at 0.95 / 0.8 / 0.5, every 0.5 run
+    stalling.) The threshold filter keeps its own 0.95 (it learns a plain utilization cut-off;
+    lower recalls cut more of the front). ``none`` ignores it.
+    """
+    return FILTERS.get(filter_mode).default_target_recall if filter_mode in FILTERS else 0.95
+
+
+def __getattr__(name: str) -> Any:
+    """``SPACES``, ``HARDWARE``, ``FILTERS`` and ``DEFAULT_TARGET_RECALL``, read from the registries."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]()
+    if name == "DEFAULT_TARGET_RECALL":
+        return {mode: FILTERS.get(mode).default_target_recall for mode in FILTERS.names()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -80,7 +95,7 @@ class SearchConfig:
 
     Attributes:
         budget: the number of full accuracy evaluations of the study (over all workers).
-        space: ``tss`` or ``sss``.
+        space: ``tss``, ``sss`` or a registered space (`search_spaces.register_space`).
         dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
         benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache, else
@@ -89,12 +104,14 @@ class SearchConfig:
             ...; see `parse_search_metric`).
         estimate: how the oracle charges cells without a recorded training time: ``auto``,
             ``fit``, ``device`` or ``none`` (see `nasenergy.oracles.lookup`).
-        hardware: the meter: ``auto``, ``cuda``, ``cpu`` or ``recorded``.
+        hardware: the meter: ``auto``, ``cuda``, ``cpu``, ``recorded`` or a registered one
+            (`nasenergy.hardware.registry`).
         precision: ``fp32``, ``tf32``, ``fp16`` or ``bf16``.
         batch_size: images per forward pass of the cheap measurement.
-        filter: the utilization filter: ``dominance``, ``threshold`` or ``none``.
+        filter: the utilization filter: ``dominance``, ``threshold``, ``none`` or a registered one
+            (`nasenergy.filter.registry`).
         target_recall: the share of would-be front members the filter aims to let through (0..1];
-            ``None`` takes the filter's default (`DEFAULT_TARGET_RECALL`).
+            ``None`` takes the filter's default (`default_target_recall`).
         dvfs: where the energy-optimal clock comes from: ``auto``, ``modelled``, ``measured``,
             ``recorded`` or ``none`` (score at the default clock).
         allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
@@ -147,7 +164,7 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
-            object.__setattr__(self, "target_recall", DEFAULT_TARGET_RECALL.get(self.filter, 0.95))
+            object.__setattr__(self, "target_recall", default_target_recall(self.filter))
 
     @property
     def resolved_study_name(self) -> str:
@@ -159,7 +176,7 @@ class SearchConfig:
         """A name made of the settings that define the study (`STUDY_DEFINING`), the sampler and the
         seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0``: runs
         that differ in any of them never share a default study (or run folder)."""
-        objectives = ".".join(_OBJECTIVE_SHORT.get(o, o) for o in self.objectives)
+        objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in self.objectives)
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
                 f"dvfs.{self.dvfs}-{self.sampler}-seed{self.seed}")
@@ -181,22 +198,22 @@ class SearchConfig:
             UsageError: a value out of range or a bad combination, with a one-line message.
             DataNotFoundError: ``benchmark`` names a path that does not exist.
         """
-        _choice("--space", self.space, SPACES)
+        _choice("--space", self.space, space_names())
         _choice("--dataset", self.dataset, DATASETS)
-        _choice("--hardware", self.hardware, HARDWARE)
+        _choice("--hardware", self.hardware, hardware_choices())
         _choice("--precision", self.precision, PRECISIONS)
-        _choice("--filter", self.filter, FILTERS)
+        _choice("--filter", self.filter, FILTERS.names())
         _choice("--dvfs", self.dvfs, DVFS_MODES)
         _choice("--sampler", self.sampler, SAMPLERS)
         _choice("--estimate", self.estimate, ESTIMATES)
         if not self.objectives:
-            raise UsageError("--objectives needs at least one of accuracy, throughput, energy")
+            raise UsageError(f"--objectives needs at least one of {', '.join(OBJECTIVE_NAMES)}")
         for name in self.objectives:
             _choice("--objectives", name, OBJECTIVE_NAMES)
         if len(set(self.objectives)) != len(self.objectives):
             raise UsageError(f"--objectives lists an objective twice: {','.join(self.objectives)}")
         parse_search_metric(self.search_metric)
-        if self.filter != "none" and "accuracy" not in self.objectives:
+        if FILTERS.get(self.filter).needs_accuracy and "accuracy" not in self.objectives:
             raise UsageError(
                 f"--filter {self.filter} predicts accuracy, which is not among --objectives; use --filter none"
             )
@@ -259,10 +276,6 @@ class SearchConfig:
             defining["search_metric"] = self.search_metric
         return defining
 
-    def to_json(self) -> str:
-        """`to_dict` as indented JSON."""
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
-
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SearchConfig":
         """Inverse of `to_dict`; unknown keys are ignored."""
@@ -281,7 +294,7 @@ def parse_objectives(text: str) -> tuple[str, ...]:
     """
     names = tuple(p.strip().lower() for p in text.split(",") if p.strip())
     if not names:
-        raise UsageError("--objectives needs at least one of accuracy, throughput, energy")
+        raise UsageError(f"--objectives needs at least one of {', '.join(OBJECTIVE_NAMES)}")
     for name in names:
         _choice("--objectives", name, OBJECTIVE_NAMES)
     if len(set(names)) != len(names):

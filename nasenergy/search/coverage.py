@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.meter import RecordedProfile
 from nasenergy.search.config import SearchConfig
 
 
@@ -73,22 +74,21 @@ class Coverage:
 
 def profile_coverage(meter: Any, space: Any, config: SearchConfig) -> Coverage | None:
     """The coverage of ``meter``'s recorded profile at ``config``'s setting, or ``None`` for a meter
-    that measures any network (it has no ``rows()`` of recorded measurements).
+    that measures any network (it is no `nasenergy.hardware.meter.RecordedProfile`).
 
     Args:
         meter: a meter; a `nasenergy.hardware.recorded.RecordedMeter` is described.
         space: the search space.
         config: the run's settings (precision, batch size, dataset).
     """
-    rows = getattr(meter, "rows", None)
-    if rows is None or not callable(rows):
+    if not isinstance(meter, RecordedProfile):
         return None
     from nasenergy.hardware.recorded import shape_to_str
 
     shape = shape_to_str(space.input_shape(config.dataset))
     covered = {
         r["canonical_arch"]
-        for r in rows()
+        for r in meter.rows()
         if r["precision"] == config.precision and int(r["batch_size"]) == config.batch_size and r["input_shape"] == shape
     }
     cells = sum(1 for arch in space.enumerate() if str(space.canonical(arch)) in covered)

@@ -24,37 +24,24 @@ different runs are comparable. Turning energy into its reciprocal keeps the Pare
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from nasenergy.objectives import OBJECTIVES, SearchObjective
 from nasenergy.pareto import hypervolume, non_dominated_mask
 
-
-@dataclass(frozen=True)
-class SearchObjective:
-    """One objective of the search.
-
-    Attributes:
-        name: the flag name (``accuracy``, ``throughput``, ``energy``).
-        column: the CSV column holding its value, with its unit.
-        sense: ``maximize`` or ``minimize``.
-        label: axis label for plots.
-    """
-
-    name: str
-    column: str
-    sense: str
-    label: str
-
-
-OBJECTIVES: dict[str, SearchObjective] = {
-    "accuracy": SearchObjective("accuracy", "accuracy_pct", "maximize", "accuracy (%)"),
-    "throughput": SearchObjective(
-        "throughput", "throughput_img_per_s", "maximize", "throughput at optimal clock (img/s)"
-    ),
-    "energy": SearchObjective("energy", "energy_j_per_img", "minimize", "energy at optimal clock (J/img)"),
-}
+__all__ = [
+    "HV_UNITS",
+    "OBJECTIVES",
+    "SearchObjective",
+    "front_mask",
+    "hv_curve",
+    "hv_hypervolume",
+    "hypervolume_axis_label",
+    "hypervolume_unit",
+    "objectives_for",
+    "points_of",
+]
 
 
 def objectives_for(names: Sequence[str]) -> tuple[SearchObjective, ...]:
@@ -116,7 +103,7 @@ def hv_curve(points_in_order: np.ndarray, objectives: Sequence[SearchObjective])
     return out
 
 
-HV_UNITS: dict[str, str] = {"accuracy": "%", "throughput": "img/s", "energy": "img/J"}
+HV_UNITS: dict[str, str] = {name: o.hv_unit for name, o in OBJECTIVES.items()}
 """The unit each objective contributes to the hypervolume (energy enters as efficiency, img/J)."""
 
 

@@ -44,15 +44,16 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.errors import NasEnergyError
+from nasenergy.errors import CandidateError, NasEnergyError
+from nasenergy.hardware.energy_window import EnergyWindowError
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
+from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, Cell, ClaimStore
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.db_retry import DatabaseUnavailableError
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
 
@@ -92,7 +93,7 @@ def candidates_since_evaluation(trials: Sequence[Any]) -> int:
     count = 0
     for t in reversed(trials):
         outcome = t.user_attrs.get(tr.OUTCOME)
-        if outcome == "evaluated":
+        if outcome == oc.EVALUATED:
             break
         if outcome is not None:
             count += 1
@@ -105,13 +106,17 @@ def is_stalled(trials: Sequence[Any], patience: int) -> bool:
     return patience > 0 and candidates_since_evaluation(trials) >= patience
 
 
+CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError, EnergyWindowError)
+"""Errors that fail one candidate (recorded ``failed``; the search goes on) rather than the run:
+a `CandidateError` (a measurement that failed, e.g. out of memory; a figure a partial benchmark
+lacks) and any `NasEnergyError` that is a `LookupError` (a lookup miss of a custom part). Any other
+`NasEnergyError` concerns the run's set-up and stops the search. (`EnergyWindowError`, a failed
+energy reading of the CUDA meter, is one too; it is listed until it derives from `MeterError`.)"""
+
+
 def is_candidate_error(exc: NasEnergyError) -> bool:
-    """Whether ``exc`` concerns one candidate (it fails, the search goes on) rather than the run's
-    set-up (the search stops): a lookup miss (e.g. a network absent from a partial benchmark) or
-    a failure of the environment (exit status 1, e.g. a measurement that ran out of memory)."""
-    if isinstance(exc, DatabaseUnavailableError):
-        return False
-    return isinstance(exc, LookupError) or exc.exit_code != 2
+    """Whether ``exc`` fails one candidate only (its type is one of `CANDIDATE_ERRORS`)."""
+    return isinstance(exc, CANDIDATE_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -232,22 +237,22 @@ class Worker:
                 measurement = self.parts.measure(arch)
             except NotRecordedError as exc:
                 self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
-                return self._tell(trial.number, "not_recorded", self._states.PRUNED, {tr.ERROR: str(exc)})
+                return self._tell(trial.number, oc.NOT_RECORDED, self._states.PRUNED, {tr.ERROR: str(exc)})
             except NasEnergyError as exc:
                 if not is_candidate_error(exc):
                     raise
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
-                return self._tell(trial.number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
+                return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
             trial.set_user_attr(tr.CHEAP, tr.cheap_attr(measurement, decision))
             if not decision.admit:
                 self.claims.record(canonical, str(arch), trial.number, FILTERED)
-                return self._tell(trial.number, "filtered", self._states.PRUNED)
+                return self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
             claim = self.claims.claim(canonical, str(arch), trial.number)
             if claim.kind == "exists":
                 return self._answer_duplicate(trial.number, claim.cell)
             if claim.kind == "budget_full":
-                return self._tell(trial.number, "over_budget", self._states.FAIL)
+                return self._tell(trial.number, oc.OVER_BUDGET, self._states.FAIL)
             return self._evaluate(trial.number, arch, canonical, measurement)
         except UpdateFinishedTrialError:
             return LOST  # another process closed this trial (the study spent its budget meanwhile)
@@ -278,7 +283,7 @@ class Worker:
                 raise
             if not self.claims.finish(canonical, FAILED, trial_number=number):
                 return self._discard(number, canonical)
-            return self._tell(number, "failed", self._states.FAIL, {tr.ERROR: str(exc)})
+            return self._tell(number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
         except BaseException:
             self.claims.release(canonical)
             raise
@@ -289,7 +294,7 @@ class Worker:
         from optuna.exceptions import UpdateFinishedTrialError
 
         try:
-            outcome = self._tell(number, "evaluated", self._states.COMPLETE, result, values)
+            outcome = self._tell(number, oc.EVALUATED, self._states.COMPLETE, result, values)
         except UpdateFinishedTrialError:  # the worker that took the claim over told it first
             return self._settle_finished(number, canonical)
         self.claims.finish(canonical, DONE, trial_number=number)
@@ -300,7 +305,7 @@ class Worker:
         still this worker's (the other worker's result stands), else discard this result."""
         trial = self._trials.get(number)
         if trial.state == self._states.COMPLETE and self.claims.finish(canonical, DONE):
-            return "evaluated"
+            return oc.EVALUATED
         if trial.state != self._states.COMPLETE:
             self.claims.release(canonical)  # its trial was closed unfinished: the slot goes back
         return self._discard(number, canonical)
@@ -355,7 +360,7 @@ class Worker:
         """Answer a known network from its earlier trial (waiting while it is still evaluated)."""
         while cell.status == RUNNING:
             if self.stop.is_set():
-                return self._tell(number, "abandoned", self._states.FAIL, {tr.DUPLICATE_OF: cell.trial_number})
+                return self._tell(number, oc.ABANDONED, self._states.FAIL, {tr.DUPLICATE_OF: cell.trial_number})
             orphan = self.claims.adopt_orphan()
             if orphan is not None:
                 self._finish_orphan(orphan)
@@ -366,9 +371,9 @@ class Worker:
         attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
         if cell.status == NOT_RECORDED:
-            return self._tell(number, "not_recorded", self._states.PRUNED, attrs)
+            return self._tell(number, oc.NOT_RECORDED, self._states.PRUNED, attrs)
         state = self._states.FAIL if cell.status == FAILED else self._states.PRUNED
-        return self._tell(number, "duplicate", state, attrs)
+        return self._tell(number, oc.DUPLICATE, state, attrs)
 
     # --------------------------------------------------------------- orphans
 
@@ -413,7 +418,7 @@ class Worker:
     def _abandon(self, number: int, message: str) -> None:
         """Close a trial cut short by an error or an interrupt (never raises)."""
         try:
-            self._tell(number, "abandoned", self._states.FAIL, {tr.ERROR: message[:500]})
+            self._tell(number, oc.ABANDONED, self._states.FAIL, {tr.ERROR: message[:500]})
         except Exception:  # the storage may be what failed; the trial then stays RUNNING
             pass
 
@@ -424,7 +429,7 @@ class Worker:
         for t in trials:
             if t.number in self._observed or t.state != self._states.COMPLETE:
                 continue
-            if t.user_attrs.get(tr.OUTCOME) != "evaluated":
+            if t.user_attrs.get(tr.OUTCOME) != oc.EVALUATED:
                 continue
             self._observed.add(t.number)
             scored = tr.scored_of(t)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore
 from nasenergy.search.objectives import SearchObjective, front_mask, hv_hypervolume
@@ -51,15 +52,15 @@ class Progress:
         trials = self._study.get_trials(deepcopy=False)
         outcomes = Counter(t.user_attrs.get(tr.OUTCOME) for t in trials)
         points = np.array(
-            [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == "evaluated" and t.values],
+            [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED and t.values],
             dtype=float,
         ).reshape(-1, len(self._objectives))
         front = int(front_mask(points, self._objectives).sum()) if len(points) else 0
         self._bar.total = status.budget
         self._bar.n = status.done
-        counts = {"seen": len(trials), "filtered": outcomes["filtered"], "dup": outcomes["duplicate"]}
-        if outcomes["not_recorded"]:  # candidates a partial recorded profile cannot measure
-            counts["not_recorded"] = outcomes["not_recorded"]
+        counts = {"seen": len(trials), "filtered": outcomes[oc.FILTERED], "dup": outcomes[oc.DUPLICATE]}
+        if outcomes[oc.NOT_RECORDED]:  # candidates a partial recorded profile cannot measure
+            counts["not_recorded"] = outcomes[oc.NOT_RECORDED]
         self._bar.set_postfix(
             ordered_dict=counts, front=front, hv=f"{hv_hypervolume(points, self._objectives):.4g}", refresh=False
         )

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.measurement import COUNTER_FIELDS
 from nasenergy.errors import DataNotFoundError, UsageError, first_line
+from nasenergy.objectives import OBJECTIVE_NAMES
+from nasenergy.search.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.search.credentials import PRIVATE_FILE_MODE
 from nasenergy.search.objectives import OBJECTIVES, SearchObjective, front_mask, objectives_for, points_of
+from nasenergy.search.outcomes import EVALUATED, OUTCOMES
 
 CANDIDATES_CSV = "candidates.csv"
 FRONT_CSV = "pareto_front.csv"
@@ -35,79 +37,25 @@ CONFIG_JSON = "config.json"
 ENV_JSON = "env.json"
 REPORT_MD = "report.md"
 
-OUTCOMES: tuple[str, ...] = (
-    "evaluated", "filtered", "duplicate", "not_recorded", "failed", "over_budget", "abandoned", "running",
-)
-"""What happened to a candidate: fully evaluated, filtered (cheap figures only), a duplicate of an
-earlier canonical network, not in the recorded profile (not measured, no budget spent), failed,
-measured but the budget was already spent, abandoned by a worker that died or was interrupted, or
-still running."""
-
-# column -> type ("int", "float", "bool" or "str"); the order is the CSV's.
-CANDIDATE_COLUMNS: dict[str, str] = {
-    "trial_number": "int",
-    "state": "str",
-    "outcome": "str",
-    "duplicate_of": "int",
-    "evaluation_number": "int",
-    "on_front": "bool",
-    "arch": "str",
-    "canonical": "str",
-    "arch_index": "int",
-    "accuracy_pct": "float",
-    "throughput_img_per_s": "float",
-    "energy_j_per_img": "float",
-    "throughput_source": "str",
-    "energy_source": "str",
-    "accuracy_source": "str",
-    "accuracy_split": "str",
-    "accuracy_schedule": "str",
-    "accuracy_trial": "str",
-    "eval_seed": "int",
-    "eval_cost_s": "float",
-    "eval_cost_source": "str",
-    "final_accuracy_pct": "float",
-    "final_split": "str",
-    "final_schedule": "str",
-    "final_trial": "str",
-    "final_source": "str",
-    "final_error": "str",
-    "measure_throughput_img_per_s": "float",
-    "measure_energy_j_per_img": "float",
-    "measure_energy_basis": "str",
-    "utilization": "float",
-    "measured_network": "str",
-    "flops_per_img_measured": "float",
-    "params_measured": "int",
-    "flops_per_img_official": "float",
-    "params_official": "int",
-    "memory_format": "str",
-    "counters_kind": "str",
-    **{name: "float" for name in COUNTER_FIELDS},
-    "measure_device": "str",
-    "measure_precision": "str",
-    "measure_batch_size": "int",
-    "measure_sm_clock_mhz": "float",
-    "measure_cost_s": "float",
-    "measure_source": "str",
-    "filter_mode": "str",
-    "filter_admit": "bool",
-    "filter_reason": "str",
-    "dvfs_source": "str",
-    "optimal_sm_clock_mhz": "float",
-    "default_sm_clock_mhz": "float",
-    "default_energy_j_per_img": "float",
-    "energy_saving_pct": "float",
-    "dvfs_n_probes": "int",
-    "dvfs_caveat": "str",
-    "dvfs_label": "str",
-    "energy_saving_low_pct": "float",
-    "energy_saving_high_pct": "float",
-    "worker": "str",
-    "datetime_start": "str",
-    "datetime_complete": "str",
-    "error": "str",
-}
+__all__ = [
+    "CANDIDATES_CSV",
+    "CANDIDATE_COLUMNS",
+    "CONFIG_JSON",
+    "ENV_JSON",
+    "FRONT_CSV",
+    "OUTCOMES",
+    "REPORT_MD",
+    "RunRecord",
+    "csv_text",
+    "evaluated_rows",
+    "load_run",
+    "mark_front",
+    "number_evaluations",
+    "read_candidates",
+    "write_json",
+    "write_tables",
+    "write_text_atomic",
+]
 
 
 @dataclass(frozen=True)
@@ -134,7 +82,7 @@ class RunRecord:
     @property
     def objectives(self) -> tuple[SearchObjective, ...]:
         """The run's objectives."""
-        return objectives_for(self.config.get("objectives", ("accuracy", "throughput", "energy")))
+        return objectives_for(self.config.get("objectives", OBJECTIVE_NAMES))
 
     @property
     def evaluated(self) -> list[dict[str, Any]]:
@@ -149,13 +97,13 @@ class RunRecord:
 
 def evaluated_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows with outcome ``evaluated``, sorted by ``evaluation_number``."""
-    ev = [dict(r) for r in rows if r.get("outcome") == "evaluated"]
+    ev = [dict(r) for r in rows if r.get("outcome") == EVALUATED]
     return sorted(ev, key=lambda r: (r.get("evaluation_number") or 0, r["trial_number"]))
 
 
 def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
     """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front."""
-    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == "evaluated"]
+    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == EVALUATED]
     mask = front_mask(points_of([rows[i] for i in ev_idx], objectives), objectives) if ev_idx else []
     for r in rows:
         r["on_front"] = False
@@ -165,7 +113,7 @@ def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]
 
 def number_evaluations(rows: list[dict[str, Any]]) -> None:
     """Set ``evaluation_number`` (1, 2, ...) on evaluated rows, in order of completion."""
-    ev = [r for r in rows if r.get("outcome") == "evaluated"]
+    ev = [r for r in rows if r.get("outcome") == EVALUATED]
     ev.sort(key=lambda r: (r.get("datetime_complete") or "", r["trial_number"]))
     for k, r in enumerate(ev, start=1):
         r["evaluation_number"] = k

@@ -6,6 +6,7 @@ import warnings
 from typing import Any
 
 from nasenergy.errors import UsageError
+from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import RUNNING, ClaimStore
 from nasenergy.search.config import SearchConfig
@@ -147,7 +148,7 @@ def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, 
         if t.number in claimed or not (close_all or (worker is not None and worker not in live)):
             continue
         try:
-            trials.set_attrs(t.number, {tr.OUTCOME: "abandoned"})
+            trials.set_attrs(t.number, {tr.OUTCOME: oc.ABANDONED})
             study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
         except optuna.exceptions.UpdateFinishedTrialError:
             continue  # its worker finished it meanwhile

@@ -8,7 +8,7 @@ User attributes of a candidate's trial (few, since each is one write to the stor
 * ``result``: ``{"evaluation": Evaluation.as_dict(), "scored": {...}, "dvfs": {...}}``: the full
   evaluation, the objective figures told to Optuna (by column, with their sources) and the
   energy-optimal clock (`dvfs_attrs`; absent with ``--dvfs none``).
-* ``outcome``: see `nasenergy.search.run_files.OUTCOMES`; ``duplicate_of``: the trial whose
+* ``outcome``: see `nasenergy.search.outcomes`; ``duplicate_of``: the trial whose
   result a duplicate repeats; ``error``: one line, for failed candidates.
 
 optuna-dashboard shows them, and any process can rebuild the rows from them.
@@ -16,9 +16,11 @@ optuna-dashboard shows them, and any process can rebuild the rows from them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nasenergy.measurement import COUNTER_FIELDS
+from nasenergy.search import outcomes as oc
+from nasenergy.search.candidate_schema import CANDIDATE_SCHEMA
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -96,75 +98,38 @@ def dvfs_attrs(clock: Any) -> dict[str, Any]:
 
 
 def row_from_trial(trial: "FrozenTrial") -> dict[str, Any]:
-    """The ``candidates.csv`` row of one trial (see `nasenergy.search.run_files.CANDIDATE_COLUMNS`)."""
+    """The ``candidates.csv`` row of one trial, by `nasenergy.search.candidate_schema.CANDIDATE_SCHEMA`
+    (the ``run`` columns are ``None`` until the run's files are written)."""
     a = trial.user_attrs
-    who = a.get(CANDIDATE) or {}
     cheap = a.get(CHEAP) or {}
-    m, d = cheap.get("measurement") or {}, cheap.get("decision") or {}
     result = a.get(RESULT) or {}
-    e, c, s = result.get("evaluation") or {}, result.get("dvfs") or {}, result.get("scored") or {}
-    f = result.get("final") or {}
+    dvfs = result.get("dvfs") or {}
     state = trial.state.name
-    outcome = a.get(OUTCOME) or ("running" if state == "RUNNING" else "abandoned")
-    return {
+    sections: dict[str, Mapping[str, Any]] = {
+        "attrs": a,
+        "candidate": a.get(CANDIDATE) or {},
+        "measurement": cheap.get("measurement") or {},
+        "decision": cheap.get("decision") or {},
+        "result": result,
+        "evaluation": result.get("evaluation") or {},
+        "dvfs": dvfs,
+        "scored": result.get("scored") or {},
+        "final": result.get("final") or {},
+    }
+    derived = {
         "trial_number": trial.number,
         "state": state,
-        "outcome": outcome,
-        "duplicate_of": a.get(DUPLICATE_OF),
-        "arch": who.get("arch"),
-        "canonical": who.get("canonical"),
-        "arch_index": who.get("arch_index"),
-        "accuracy_pct": s.get("accuracy_pct"),
-        "throughput_img_per_s": s.get("throughput_img_per_s"),
-        "energy_j_per_img": s.get("energy_j_per_img"),
-        "throughput_source": s.get("throughput_source"),
-        "energy_source": s.get("energy_source"),
-        "accuracy_source": e.get("source"),
-        "accuracy_split": e.get("split"),
-        "accuracy_schedule": e.get("schedule"),
-        "accuracy_trial": e.get("trial"),
-        "eval_seed": result.get("seed"),
-        "eval_cost_s": e.get("cost_s"),
-        "eval_cost_source": e.get("cost_source"),
-        "final_accuracy_pct": f.get("accuracy_pct"),
-        "final_split": f.get("split"),
-        "final_schedule": f.get("schedule"),
-        "final_trial": f.get("trial"),
-        "final_source": f.get("source"),
-        "final_error": f.get("error"),
-        "measure_throughput_img_per_s": m.get("throughput_img_per_s"),
-        "measure_energy_j_per_img": m.get("energy_j_per_img"),
-        "measure_energy_basis": m.get("energy_basis"),
-        "utilization": m.get("utilization"),
-        "measured_network": m.get("network_form"),
-        "flops_per_img_measured": m.get("flops_per_img"),
-        "params_measured": m.get("params"),
-        "flops_per_img_official": m.get("flops_per_img_official"),
-        "params_official": m.get("params_official"),
-        "memory_format": m.get("memory_format"),
-        "counters_kind": m.get("counters_kind"),
-        **{name: m.get(name) for name in COUNTER_FIELDS},
-        "measure_device": m.get("device_name"),
-        "measure_precision": m.get("precision"),
-        "measure_batch_size": m.get("batch_size"),
-        "measure_sm_clock_mhz": m.get("sm_clock_mhz"),
-        "measure_cost_s": m.get("measure_cost_s"),
-        "measure_source": m.get("source"),
-        "filter_mode": d.get("mode"),
-        "filter_admit": d.get("admit"),
-        "filter_reason": d.get("reason"),
-        "dvfs_source": c.get("source"),
-        "optimal_sm_clock_mhz": c.get("optimal_sm_clock_mhz"),
-        "default_sm_clock_mhz": c.get("default_sm_clock_mhz"),
-        "default_energy_j_per_img": c.get("default_energy_j_per_img"),
-        "energy_saving_pct": c.get("energy_saving_pct"),
-        "dvfs_n_probes": c.get("n_probes"),
-        "dvfs_caveat": c.get("caveat"),
-        "dvfs_label": c.get("label") or c.get("source"),
-        "energy_saving_low_pct": c.get("energy_saving_low_pct"),
-        "energy_saving_high_pct": c.get("energy_saving_high_pct"),
-        "worker": who.get("worker"),
+        "outcome": a.get(OUTCOME) or (oc.RUNNING if state == "RUNNING" else oc.ABANDONED),
+        "dvfs_label": dvfs.get("label") or dvfs.get("source"),
         "datetime_start": trial.datetime_start.isoformat() if trial.datetime_start else None,
         "datetime_complete": trial.datetime_complete.isoformat() if trial.datetime_complete else None,
-        "error": a.get(ERROR),
     }
+    row: dict[str, Any] = {}
+    for column in CANDIDATE_SCHEMA:
+        if column.section == "derived":
+            row[column.name] = derived[column.name]
+        elif column.section == "run":
+            row[column.name] = None
+        else:
+            row[column.name] = sections[column.section].get(column.source_key)
+    return row

@@ -49,10 +49,12 @@ def test_not_recorded_is_clear(small_profile, tss):
         meter.measure_arch(canons[0], precision="fp32", batch_size=1024)
 
 
-def test_cannot_measure_a_module(small_profile, tss):
+def test_replays_architectures_and_is_no_module_meter(small_profile, tss):
+    from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
+
     meter = RecordedMeter(small_profile[0], space=tss)
-    with pytest.raises(UsageError, match="cannot measure an arbitrary network"):
-        meter.measure(object(), (3, 32, 32), batch_size=1, precision="fp16")
+    assert isinstance(meter, ArchMeter) and isinstance(meter, RecordedProfile)
+    assert not isinstance(meter, Meter)
 
 
 def test_rows_round_trip_and_bytes_are_deterministic(small_profile, tmp_path):

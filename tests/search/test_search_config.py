@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nasenergy.errors import DataNotFoundError, UsageError
@@ -113,7 +115,7 @@ def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
 
     stored = SearchConfig(out=str(tmp_path / "run"), filter="dominance")
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "config.json").write_text(stored.to_json())
+    (tmp_path / "run" / "config.json").write_text(json.dumps(stored.to_dict()))
     check_run_folder(stored)  # the same study resumes
     with pytest.raises(UsageError, match="filter: stored 'dominance', given 'none'") as info:
         check_run_folder(SearchConfig(out=str(tmp_path / "run"), filter="none"))

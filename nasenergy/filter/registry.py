@@ -1,0 +1,89 @@
+"""The filter registry: every filter mode (``--filter``, `UtilizationFilter.create`) is one
+registered `FilterKind`.
+
+A new filter is one module plus one call::
+
+    from nasenergy.filter.registry import FilterKind, register_filter
+    register_filter(FilterKind("myfilter", MyFilter, search_options=("target_recall", "objectives")))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nasenergy._registry import Registry, resolve
+from nasenergy.filter.records import FilterError
+
+SEARCH_OPTIONS: tuple[str, ...] = ("target_recall", "objectives", "seed", "energy_bound")
+"""The options the search can pass a filter: the run's target recall, its objectives (names in
+canonical order), its seed and the optimistic energy bound of its DVFS step."""
+
+__all__ = ["FILTERS", "SEARCH_OPTIONS", "FilterKind", "filter_kind", "register_filter"]
+
+
+@dataclass(frozen=True)
+class FilterKind:
+    """One filter mode.
+
+    Attributes:
+        mode: its name (``--filter``).
+        factory: the filter class or a callable building one from keyword options (or a
+            ``"module:attribute"`` string naming it); the result follows
+            `nasenergy.filter.protocol.CandidateFilter`.
+        search_options: which of `SEARCH_OPTIONS` the search passes it.
+        default_target_recall: its target recall when ``--target-recall`` is not given.
+        needs_accuracy: whether it predicts accuracy (then accuracy must be an objective).
+    """
+
+    mode: str
+    factory: Callable[..., Any] | str
+    search_options: tuple[str, ...] = ("target_recall", "objectives")
+    default_target_recall: float = 0.95
+    needs_accuracy: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = [o for o in self.search_options if o not in SEARCH_OPTIONS]
+        if unknown:
+            raise FilterError(f"filter {self.mode!r}: unknown search options {unknown}; choose from {SEARCH_OPTIONS}")
+
+    def create(self, **options: Any) -> Any:
+        """A filter of this mode with ``options``.
+
+        Raises:
+            FilterError: an option its factory does not take.
+        """
+        try:
+            return resolve(self.factory)(**options)
+        except TypeError as exc:
+            raise FilterError(f"bad option for the {self.mode!r} filter: {exc}") from None
+
+
+FILTERS: Registry[FilterKind] = Registry("filter mode")
+"""The registered filter modes."""
+
+
+def register_filter(kind: FilterKind, *, replace: bool = False) -> FilterKind:
+    """Make ``kind`` selectable (``--filter``, `SearchConfig.filter`, `UtilizationFilter.create`)."""
+    return FILTERS.register(kind.mode, kind, replace=replace)
+
+
+def filter_kind(mode: str) -> FilterKind:
+    """The registered `FilterKind` of ``mode``.
+
+    Raises:
+        FilterError: no such mode.
+    """
+    if mode not in FILTERS:
+        raise FilterError(f"unknown filter mode {mode!r}; choose one of {FILTERS.names()}")
+    return FILTERS.get(mode)
+
+
+# The dominance filter's 0.8 and the threshold filter's 0.95: see
+# `nasenergy.search.config.DEFAULT_TARGET_RECALL` for the study behind them.
+register_filter(FilterKind("dominance", "nasenergy.filter.dominance:DominanceFilter", search_options=SEARCH_OPTIONS,
+                           default_target_recall=0.8))
+register_filter(FilterKind("threshold", "nasenergy.filter.threshold:ThresholdFilter", default_target_recall=0.95))
+register_filter(FilterKind("none", "nasenergy.filter.base:PassThroughFilter", search_options=(),
+                           default_target_recall=0.95, needs_accuracy=False))

@@ -1,0 +1,70 @@
+"""The meter registry: every ``--hardware`` choice is one registered `MeterKind`.
+
+A new meter is one module plus one call::
+
+    from nasenergy.hardware.registry import MeterKind, register_meter
+    register_meter(MeterKind("mymeter", "mypackage.mymeter:MyMeter"))
+
+``auto`` is not a kind: `nasenergy.hardware.select.resolve_hardware` picks one of ``cuda``,
+``recorded`` and ``cpu`` for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nasenergy._registry import Registry, resolve
+
+AUTO = "auto"
+"""The ``--hardware`` choice that picks a meter for this machine."""
+
+__all__ = ["AUTO", "METERS", "MeterKind", "hardware_choices", "register_meter"]
+
+
+@dataclass(frozen=True)
+class MeterKind:
+    """One meter the search can select by name.
+
+    Attributes:
+        name: the ``--hardware`` value.
+        factory: builds the meter (a callable or a ``"module:attribute"`` string), called with the
+            options named in ``context`` plus the caller's meter options.
+        context: which of ``path`` (a recorded profile) and ``space`` (the search space) the
+            factory takes; the others are not passed.
+        takes_options: whether the factory takes the caller's meter options (e.g. ``n_repeats``).
+    """
+
+    name: str
+    factory: Callable[..., Any] | str
+    context: tuple[str, ...] = ()
+    takes_options: bool = True
+
+    def create(self, *, path: Any = None, space: Any = None, **options: Any) -> Any:
+        """A meter of this kind."""
+        given = {"path": path, "space": space}
+        kwargs = {k: given[k] for k in self.context}
+        if self.takes_options:
+            kwargs.update(options)
+        return resolve(self.factory)(**kwargs)
+
+
+METERS: Registry[MeterKind] = Registry("hardware")
+"""The registered meters by ``--hardware`` name."""
+
+
+def register_meter(kind: MeterKind, *, replace: bool = False) -> MeterKind:
+    """Make ``kind`` selectable (``--hardware``, `nasenergy.hardware.select_meter`, `SearchConfig`)."""
+    return METERS.register(kind.name, kind, replace=replace)
+
+
+def hardware_choices() -> tuple[str, ...]:
+    """``auto`` and every registered meter name: the ``--hardware`` choices."""
+    return (AUTO, *METERS.names())
+
+
+register_meter(MeterKind("cuda", "nasenergy.hardware.cuda_meter:CudaMeter"))
+register_meter(MeterKind("cpu", "nasenergy.hardware.cpu_meter:CpuMeter"))
+register_meter(MeterKind("recorded", "nasenergy.hardware.recorded:RecordedMeter", context=("path", "space"),
+                         takes_options=False))
