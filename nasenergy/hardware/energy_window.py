@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
-from nasenergy.errors import NasEnergyError
+from nasenergy.errors import CandidateError
 
 
-class EnergyWindowError(NasEnergyError):
+class EnergyWindowError(CandidateError):
     """No energy window could be completed (e.g. the counter never changed)."""
 
 

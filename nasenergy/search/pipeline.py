@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import CandidateError, NasEnergyError
-from nasenergy.hardware.energy_window import EnergyWindowError
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
 from nasenergy.search import outcomes as oc
@@ -106,12 +105,11 @@ def is_stalled(trials: Sequence[Any], patience: int) -> bool:
     return patience > 0 and candidates_since_evaluation(trials) >= patience
 
 
-CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError, EnergyWindowError)
+CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError)
 """Errors that fail one candidate (recorded ``failed``; the search goes on) rather than the run:
 a `CandidateError` (a measurement that failed, e.g. out of memory; a figure a partial benchmark
 lacks) and any `NasEnergyError` that is a `LookupError` (a lookup miss of a custom part). Any other
-`NasEnergyError` concerns the run's set-up and stops the search. (`EnergyWindowError`, a failed
-energy reading of the CUDA meter, is one too; it is listed until it derives from `MeterError`.)"""
+`NasEnergyError` concerns the run's set-up and stops the search."""
 
 
 def is_candidate_error(exc: NasEnergyError) -> bool:
