@@ -11,7 +11,11 @@ Subcommands:
     cells, so any prefix is a random sample; a class's row names its member of smallest official
     index. Classes already in ``--profile`` or in any chunk CSV in ``--chunk-dir`` are skipped.
     Rows are appended to a new chunk CSV as they are measured; the run stops cleanly before
-    ``--time-limit-s``. The next network is built on the CPU while the current one is measured.
+    ``--time-limit-s``. The next network is built, and copied for each setting and memory format
+    (`nasenergy.hardware.cuda_meter.host_copies`), on a CPU thread while the current one is measured.
+    ``--reference N`` first re-measures the profile's N earliest classes on this board into a
+    ``reference_*.csv`` beside the chunk (never merged), so boards of different calls can be compared
+    network for network.
     ``--space sss`` measures SSS configurations instead (each its own deployed network), in a seeded
     random order; ``--max-classes 4096`` takes the first 4,096 of it, a uniform random sample.
 
@@ -46,6 +50,7 @@ import datetime as dt
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -118,12 +123,13 @@ def _run_columns(meter: Any) -> dict[str, Any]:
             "energy_window_s": meter.energy_window_s, "energy_windows": meter.energy_repeats}
 
 
-def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[tuple[str, int, bool | None]],
-                  torch_version: str) -> Iterator[dict[str, str]]:
+def _measure_rows(meter: Any, space: Any, arch: Any, prepared: "Prepared",
+                  settings: list[tuple[str, int, bool | None]], torch_version: str) -> Iterator[dict[str, str]]:
     from nasenergy.hardware.deployed import with_official_counts
     from nasenergy.hardware.recorded import measurement_to_row
 
     for precision, batch_size, channels_last in settings:
+        model = prepared.copies.get(precision, prepared.model)
         m = meter.measure(model, space.input_shape("cifar10"), batch_size=batch_size,
                           precision=precision, channels_last=channels_last)
         m = with_official_counts(m, space, arch, "cifar10")
@@ -132,13 +138,49 @@ def _measure_rows(meter: Any, space: Any, arch: Any, model: Any, settings: list[
                                  measured_at=_utc_now(), **_run_columns(meter))
 
 
-def prepare(space: Any, arch: Any) -> Any:
-    """The deployed network of `arch`, with its FLOPs already counted (on the CPU, off the GPU's path)."""
+@dataclass
+class Prepared:
+    """A deployed network made ready on the CPU: the model (FLOPs counted) and its host copies per precision."""
+
+    model: Any
+    copies: dict[str, Any]
+
+
+def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] = ()) -> Prepared:
+    """The deployed network of `arch` with its FLOPs counted and, for each setting, the meter's
+    host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread
+    while the GPU measures the previous network."""
+    from nasenergy.hardware.cuda_meter import host_copies
     from nasenergy.hardware.flops import count_model
 
     model = space.build_deployed(arch, "cifar10")
     count_model(model, space.input_shape("cifar10"))  # cached per model: the meter reuses it
-    return model
+    return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings})
+
+
+def reference_classes(space: Any, profile: Path, seed: int, n: int) -> list[Any]:
+    """The first `n` classes of the measuring order that `profile` holds: the same set in every call
+    (the profile's earliest classes), re-measured on each board to estimate its offset."""
+    held = {space.deployed_key(r["canonical_arch"]) for r in complete_rows(profile)} if profile.is_file() else set()
+    return [a for a in class_order(space, seed) if space.deployed_key(a) in held][:n]
+
+
+def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, bool | None]],
+                      args: argparse.Namespace, path: Path) -> int:
+    """Re-measure the reference classes on this board into `path` (not a chunk: never merged)."""
+    import torch
+
+    from nasenergy.hardware.recorded import WRITTEN_COLUMNS
+
+    n = 0
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for arch in reference_classes(space, args.profile, args.seed, args.reference):
+            for row in _measure_rows(meter, space, arch, prepare(space, arch, settings), settings, torch.__version__):
+                writer.writerow(row)
+                n += 1
+    return n
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -172,14 +214,22 @@ def cmd_measure(args: argparse.Namespace) -> int:
     # measuring thread within 0.5 ms, so its energy-counter polls keep their timing
     sys.setswitchinterval(0.0005)
     suffix = f"_shard{shard}of{n_shards}" if n_shards > 1 else ""
-    chunk = args.chunk_dir / f"chunk_{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}{suffix}.csv"
+    stamp = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}{suffix}"
+    if args.reference:
+        n_ref = measure_reference(meter, space, settings, args, args.chunk_dir / f"reference_{stamp}.csv")
+        print(f"re-measured {n_ref} reference rows on this board", flush=True)
+    chunk = args.chunk_dir / f"chunk_{stamp}.csv"
     per_class: list[float] = []
     n_rows = 0
     with open(chunk, "w", newline="") as f, concurrent.futures.ThreadPoolExecutor(1) as pool:
         writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
         writer.writeheader()
         f.flush()
-        future = pool.submit(prepare, space, todo[0])
+
+        def ahead(arch: Any) -> Any:
+            return pool.submit(prepare, space, arch, missing_settings(space.deployed_key(arch), settings, done))
+
+        future = ahead(todo[0])
         for k, arch in enumerate(todo):
             elapsed = time.perf_counter() - t_start
             estimate = 1.5 * statistics.median(per_class[-50:]) if per_class else 10.0
@@ -187,10 +237,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
                 break
             t0 = time.perf_counter()
-            model = future.result()
+            prepared = future.result()
             if k + 1 < len(todo):
-                future = pool.submit(prepare, space, todo[k + 1])
-            for row in _measure_rows(meter, space, arch, model,
+                future = ahead(todo[k + 1])
+            for row in _measure_rows(meter, space, arch, prepared,
                                      missing_settings(space.deployed_key(arch), settings, done),
                                      torch.__version__):
                 writer.writerow(row)
@@ -329,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--energy-repeats", type=int, help="default: the meter's")
     m.add_argument("--energy-warmup-s", type=float, help="default: the meter's")
     m.add_argument("--verbose", action="store_true", help="print each class's seconds")
+    m.add_argument("--reference", type=int, default=0, metavar="N",
+                   help="first re-measure the profile's N earliest classes on this board into reference_*.csv "
+                        "(never merged; they tie each call's board to the others)")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
     g.add_argument("chunks", type=Path, nargs="+")
     g.add_argument("--profile", type=Path, help="default: the space's deployed profile")

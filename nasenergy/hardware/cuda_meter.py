@@ -94,6 +94,55 @@ class _StreamWorkload:
         return (end[1] - start[1]) * self._images, start[0].elapsed_time(end[0]) / 1000.0
 
 
+class HostCopies:
+    """CPU copies of a model made ahead of `CudaMeter.measure`, one per memory format, each in eval
+    mode and already cast to the precision's dtype and memory format.
+
+    Making them is CPU work only (`host_copies`), so a caller can do it on a thread while the GPU
+    measures the previous network; `measure` then only moves each copy to the GPU. Each copy is
+    used once (moving it to the GPU changes it): pass a `HostCopies` to one `measure` call.
+    """
+
+    def __init__(self, model: "torch.nn.Module", precision: str, copies: dict[bool, "torch.nn.Module"]) -> None:
+        self.model = model
+        self.precision = precision
+        self._copies = copies
+
+    @property
+    def formats(self) -> list[bool]:
+        """The memory formats still available (True: channels-last), in the order made."""
+        return list(self._copies)
+
+    def take(self, channels_last: bool) -> "torch.nn.Module":
+        """The copy in that memory format (removed: it is the caller's now)."""
+        try:
+            return self._copies.pop(channels_last)
+        except KeyError:
+            fmt = "channels-last" if channels_last else "contiguous"
+            raise UsageError(f"no {fmt} host copy left (copies are made by host_copies and used once)") from None
+
+
+def memory_formats(model: "torch.nn.Module", channels_last: bool | None) -> list[bool]:
+    """The memory formats `measure` tries (True: channels-last): the one asked for, else both for a
+    network with convolutions (the faster is kept) and contiguous for one without."""
+    if channels_last is not None:
+        return [channels_last]
+    return [True, False] if has_conv(model) else [False]
+
+
+def host_copies(model: "torch.nn.Module", precision: str, channels_last: bool | None = None) -> HostCopies:
+    """CPU copies of `model` (not modified) for `CudaMeter.measure` at `precision`, one per memory
+    format it will try; safe to call on a thread other than the measuring one."""
+    import torch
+
+    dtype = dtype_of(precision)
+    copies = {}
+    for cl in memory_formats(model, channels_last):
+        fmt = torch.channels_last if cl else torch.contiguous_format
+        copies[cl] = copy.deepcopy(model).eval().to(dtype=dtype, memory_format=fmt)
+    return HostCopies(model, precision, copies)
+
+
 def _nvml_for_cuda_device(index: int, nvml: Any) -> NvmlDevice:
     """The NVML device of CUDA device `index`, matched by UUID where possible."""
     import torch
@@ -292,7 +341,7 @@ class CudaMeter:
     # ----------------------------------------------------------------------------- measure
     def measure(
         self,
-        model: "torch.nn.Module",
+        model: "torch.nn.Module | HostCopies",
         input_shape: Sequence[int],
         *,
         batch_size: int,
@@ -302,6 +351,8 @@ class CudaMeter:
         """Measure `model` (not modified) on batches of `batch_size` images of `input_shape`.
 
         Args:
+            model: the network, or `HostCopies` of it made ahead for this precision (then only
+                their memory formats are tried).
             channels_last: the memory format; ``None`` (default) probes channels-last and
                 contiguous (for networks with convolutions) and measures in the faster, as a
                 deployer would. The result's ``memory_format`` says which.
@@ -310,10 +361,18 @@ class CudaMeter:
 
         t_start = time.perf_counter()
         shape = check_request(input_shape, batch_size, precision)
+        prepared = model if isinstance(model, HostCopies) else None
+        if prepared is not None:
+            if prepared.precision != precision:
+                raise UsageError(f"host copies were made for {prepared.precision}, not {precision}")
+            model = prepared.model
+            formats = [f for f in prepared.formats if channels_last is None or f == channels_last]
+            if not formats:
+                raise UsageError("no host copy in the memory format asked for")
+        else:
+            formats = memory_formats(model, channels_last)
         idle_w = self.idle_power_w() if self.measure_energy else None
         dtype = dtype_of(precision)
-        formats = [channels_last] if channels_last is not None else (
-            [True, False] if has_conv(model) else [False])
         clocks: list[float] = []
 
         def sample_clock() -> None:
@@ -329,7 +388,10 @@ class CudaMeter:
                 for cl in formats:  # the faster memory format, as a deployer would choose
                     t0 = time.perf_counter()
                     fmt = torch.channels_last if cl else torch.contiguous_format
-                    net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
+                    if prepared is not None:
+                        net = prepared.take(cl).to(self.device)
+                    else:
+                        net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
                     gen = torch.Generator(device=self.device).manual_seed(0)
                     x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
                                     dtype=dtype).contiguous(memory_format=fmt)

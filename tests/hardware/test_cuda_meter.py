@@ -51,3 +51,17 @@ def test_throughput_only_and_precisions(meter):
             assert m.precision == precision and m.throughput_img_per_s > 0
     finally:
         fast.close()
+
+
+def test_host_copies_are_measured_like_the_model(meter):
+    from nasenergy.hardware.cuda_meter import host_copies
+
+    net = _net()
+    copies = host_copies(net, "fp16")
+    m = meter.measure(copies, (3, 32, 32), batch_size=256, precision="fp16")
+    assert copies.formats == []                                  # both copies used, once
+    assert next(net.parameters()).device.type == "cpu"
+    assert m.memory_format in ("channels_last", "contiguous") and m.energy_j_per_img > 0
+    plain = meter.measure(net, (3, 32, 32), batch_size=256, precision="fp16", channels_last=m.memory_format == "channels_last")
+    assert m.flops_per_img == plain.flops_per_img and m.params == plain.params
+    assert m.throughput_img_per_s == pytest.approx(plain.throughput_img_per_s, rel=0.2)

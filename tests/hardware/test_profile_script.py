@@ -98,3 +98,19 @@ def test_merge_fill_rejects_unknown_columns(script, tmp_path, capsys):
         script.main(["merge", str(tmp_path / "x.csv"), "--fill", "throughput_img_per_s=1"])
     assert exc.value.code == 2
     assert "--fill" in capsys.readouterr().err
+
+
+def test_reference_classes_are_the_profiles_earliest_in_measuring_order(script, tss, tmp_path):
+    order = script.class_order(tss, 0)
+    held = [order[i] for i in (3, 0, 7, 12, 5)]
+    profile = write_fake_profile(tmp_path / "profile.csv", held, space=tss)
+    refs = script.reference_classes(tss, profile, 0, 3)
+    assert [tss.deployed_key(a) for a in refs] == [tss.deployed_key(order[i]) for i in (0, 3, 5)]
+    assert script.reference_classes(tss, tmp_path / "absent.csv", 0, 3) == []
+
+
+def test_prepare_makes_host_copies_per_setting(script, tss):
+    prepared = script.prepare(tss, tss.arch_at(123), [script.SETTINGS_FP16, script.SETTINGS_FP32])
+    assert set(prepared.copies) == {"fp16", "fp32"}
+    assert prepared.copies["fp16"].model is prepared.model
+    assert script.prepare(tss, tss.arch_at(123)).copies == {}
