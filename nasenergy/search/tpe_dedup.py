@@ -14,13 +14,16 @@ often a network the study has seen, while an unseen one scored almost as well.
 
 `DedupTPESampler` changes only that last choice: given ``is_seen(params) -> bool`` (set by the
 worker, see `watch_seen_classes`), it returns the best-scoring candidate whose canonical class
-is unseen, and TPE's own choice when every candidate is seen. The draw itself is untouched (the
-same random numbers are consumed), so a seeded search is still deterministic; a trial still means
-what it meant (the pipeline's duplicate handling stays as the safety net, e.g. for a class
+is unseen. When every candidate is seen (late in a search, when the good estimator has narrowed
+onto the evaluated networks), it draws up to `EXTRA_DRAWS` more batches from the same estimator
+and takes the best unseen candidate of the first batch that has one; failing that, TPE's own
+choice stands. The first batch is TPE's own draw, and extra batches come from the sampler's own
+random generator, so a seeded search is still deterministic; a trial still means what it meant (the pipeline's duplicate handling stays as the safety net, e.g. for a class
 another worker took while this one was drawing: a stale view only costs a duplicate).
 
 The override hooks two private methods of Optuna's TPE (``_sample``, to learn the search space
-of the draw, and ``_compute_acquisition_func``, to mask the seen candidates). Where Optuna's TPE
+of the draw, and ``_compute_acquisition_func``, to mask the seen candidates and to extend the
+candidates in place with extra batches). Where Optuna's TPE
 lacks either, `dedup_tpe_sampler` returns the plain (cached) TPE sampler; the tests check that
 Optuna still calls the hook from ``_sample`` and still picks the argmax.
 """
@@ -38,6 +41,10 @@ from nasenergy.search import trial_record as tr
 SEEN_OUTCOMES = frozenset({"evaluated", "filtered", "duplicate", "not_recorded", "failed"})
 """Outcomes after which the pipeline answers the candidate's class as a duplicate (its cell is in
 the claims store). ``over_budget`` and ``abandoned`` leave no cell."""
+
+EXTRA_DRAWS = 4
+"""When every candidate of a draw is seen, `DedupTPESampler` draws up to this many more batches of
+``n_ei_candidates`` from the same estimator before it leaves TPE's own choice (a seen network)."""
 
 HOOKS = ("_sample", "_compute_acquisition_func")
 """Optuna `TPESampler` methods `DedupTPESampler` overrides."""
@@ -153,14 +160,23 @@ def dedup_tpe_class() -> Any:
 
         Attributes:
             is_seen: ``is_seen(params) -> bool`` or ``None`` (then exactly Optuna's TPE).
+            extra_draws: see `EXTRA_DRAWS` (0: no extra batches).
             stats: counters: ``draws`` (draws checked), ``redirected`` (TPE's choice was seen and
-                an unseen candidate was taken), ``all_seen`` (every candidate was seen: TPE's
-                choice stands).
+                an unseen candidate was taken), ``redirected_extra`` (every candidate was seen; an
+                unseen one of an extra batch was taken), ``all_seen`` (every candidate of every
+                batch was seen: TPE's choice stands).
         """
 
-        def __init__(self, *, is_seen: Callable[[dict[str, Any]], bool] | None = None, **kw: Any) -> None:
+        def __init__(
+            self,
+            *,
+            is_seen: Callable[[dict[str, Any]], bool] | None = None,
+            extra_draws: int = EXTRA_DRAWS,
+            **kw: Any,
+        ) -> None:
             super().__init__(**kw)
             self.is_seen = is_seen
+            self.extra_draws = int(extra_draws)
             self.stats: Counter[str] = Counter()
             self._draw = threading.local()
 
@@ -179,11 +195,30 @@ def dedup_tpe_class() -> Any:
             seen = self._seen_mask(samples, space, len(values))
             self.stats["draws"] += 1
             if seen.all():
-                self.stats["all_seen"] += 1
-                return values
+                return self._draw_more(samples, space, values, mpe_below, mpe_above)
             if seen[int(np.argmax(values))]:
                 self.stats["redirected"] += 1
             return np.where(seen, -np.inf, values)
+
+        def _draw_more(self, samples: dict[str, Any], space: dict[str, Any], values: Any, mpe_below: Any,
+                       mpe_above: Any) -> Any:
+            """Every candidate is seen: draw up to `extra_draws` more batches from the same
+            estimator; the best unseen one of the first batch holding one wins. ``samples`` is
+            extended in place (Optuna's `_sample` picks from that very dict). With no unseen
+            candidate, TPE's own choice (the best of the first batch) stands."""
+            n = len(values)
+            for _ in range(self.extra_draws):
+                more = mpe_below.sample(self._rng.rng, n)
+                seen = self._seen_mask(more, space, n)
+                if seen.all():
+                    continue
+                more_values = np.where(seen, -np.inf, super()._compute_acquisition_func(more, mpe_below, mpe_above))
+                for name in samples:
+                    samples[name] = np.concatenate([samples[name], more[name]])
+                self.stats["redirected_extra"] += 1
+                return np.concatenate([np.full(n, -np.inf), more_values])
+            self.stats["all_seen"] += 1
+            return values
 
         def _seen_mask(self, samples: dict[str, Any], space: dict[str, Any], n: int) -> Any:
             names = list(space)

@@ -53,8 +53,8 @@ def _seen_if_told(params, told) -> bool:
     return _ops(params) in told
 
 
-def _sampler(seed: int = 3):
-    return dedup_tpe_sampler(seed=seed, multivariate=True, n_startup_trials=10)
+def _sampler(seed: int = 3, **kw):
+    return dedup_tpe_sampler(seed=seed, multivariate=True, n_startup_trials=10, **kw)
 
 
 def test_optuna_internals_the_hook_relies_on() -> None:
@@ -66,6 +66,7 @@ def test_optuna_internals_the_hook_relies_on() -> None:
     assert list(inspect.signature(stock._compute_acquisition_func).parameters) == [
         "self", "samples", "mpe_below", "mpe_above"]
     source = inspect.getsource(stock._sample)
+    assert "samples_below = mpe_below.sample(self._rng.rng, self._n_ei_candidates)" in source
     assert "self._compute_acquisition_func(samples_below" in source
     assert "_compare(samples_below, acq_func_vals)" in source
     assert "argmax" in inspect.getsource(stock._compare)
@@ -106,10 +107,49 @@ def test_seeded_proposals_are_deterministic() -> None:
 
 def test_falls_back_to_tpe_when_every_candidate_is_seen_or_without_callback() -> None:
     stock, _ = _run(cached_tpe_sampler(seed=3, multivariate=True, n_startup_trials=10))
-    all_seen = _sampler()
+    all_seen = _sampler(extra_draws=0)
     assert _run(all_seen, is_seen=lambda params, _told: True)[0] == stock
     assert all_seen.stats["all_seen"] == all_seen.stats["draws"] == 70
     assert _run(_sampler())[0] == stock  # no callback: exactly the cached (= Optuna's) TPE
+
+
+def test_when_every_candidate_is_seen_it_keeps_tpes_choice_of_the_first_batch() -> None:
+    """Extra batches are drawn, but with nothing unseen in them TPE's choice of its own batch
+    stands: the first proposal after the start-up equals stock TPE's (later ones differ, since
+    the extra batches advance the random generator)."""
+    stock, _ = _run(cached_tpe_sampler(seed=3, multivariate=True, n_startup_trials=10), 11)
+    sampler = _sampler(extra_draws=3)
+    proposals, _ = _run(sampler, 11, is_seen=lambda params, _told: True)
+    assert proposals == stock
+    assert sampler.stats["all_seen"] == sampler.stats["draws"] == 1
+
+
+def test_extra_batches_find_an_unseen_network_when_the_first_has_none() -> None:
+    """A callback that sees everything in the first batch of each draw (it answers "seen" for
+    its first 24 questions per draw): the proposal comes from an extra batch, unseen."""
+    calls = {"n": 0}
+    unseen: list[tuple] = []
+
+    def seen(params, _told) -> bool:
+        calls["n"] += 1
+        if calls["n"] <= 24:
+            return True
+        unseen.append(_ops(params))
+        return False
+
+    sampler = _sampler(extra_draws=2)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
+    for i in range(12):
+        calls["n"] = 0
+        unseen.clear()
+        sampler.is_seen = lambda params: seen(params, None)
+        trial = study.ask()
+        ops = tuple(trial.suggest_categorical(f"edge{j}", OPS) for j in range(N_EDGES))
+        if i >= 10:  # after the start-up: drawn by TPE, from the extra batch
+            assert ops in unseen
+        study.tell(trial, [float(sum(OPS.index(o) for o in ops)), float(ops.count("none"))])
+    assert sampler.stats["redirected_extra"] == 2 and sampler.stats["all_seen"] == 0
 
 
 def test_without_the_hooked_methods_it_is_the_plain_sampler(monkeypatch) -> None:
