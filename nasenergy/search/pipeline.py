@@ -55,6 +55,7 @@ from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import front_mask, objectives_for
 from nasenergy.search.study import TrialAccess
+from nasenergy.search.tpe_dedup import watch_seen_classes
 
 POLL_S = 0.25
 """Seconds between looks at the claims while waiting for other workers."""
@@ -175,6 +176,7 @@ class Worker:
         self._front_points = np.empty((0, len(self.objectives)))
         self._states = optuna.trial.TrialState
         self._handled = 0
+        self._seen = watch_seen_classes(study.sampler, components.space)  # TPE avoids seen networks
 
     # ------------------------------------------------------------------ loop
 
@@ -205,6 +207,7 @@ class Worker:
             if is_stalled(trials, self.config.patience):
                 return WorkerResult("stalled", self._handled)
             self._learn(trials)
+            self._seen.update(trials)
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)

@@ -21,15 +21,17 @@ def make_sampler(name: str, *, seed: int, budget: int) -> Any:
 
     TPE is multivariate: the edges of a cell interact, and one joint draw reads the study's
     trials once per candidate instead of once per parameter; its conversion of finished trials'
-    parameters is cached (`nasenergy.search.tpe_cache`: the same proposals, less CPU). NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
+    parameters is cached (`nasenergy.search.tpe_cache`: the same proposals, less CPU), and among
+    its candidates it prefers a network the study has not seen (`nasenergy.search.tpe_dedup`; the
+    worker gives it the view of seen classes). NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
     several generations.
     """
     import optuna
 
     if name == "tpe":
-        from nasenergy.search.tpe_cache import cached_tpe_sampler
+        from nasenergy.search.tpe_dedup import dedup_tpe_sampler
 
-        return cached_tpe_sampler(seed=seed, multivariate=True)
+        return dedup_tpe_sampler(seed=seed, multivariate=True)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))
     if name == "random":

@@ -14,11 +14,22 @@ TPE no longer has the method this overrides, the sampler leaves the work to Optu
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
 def cached_tpe_sampler(**kwargs: Any) -> Any:
     """A `CachedTPESampler` (Optuna's `TPESampler` arguments)."""
+    import optuna
+
+    cls = cached_tpe_class()
+    return cls(**kwargs) if cls is not None else optuna.samplers.TPESampler(**kwargs)
+
+
+@functools.cache
+def cached_tpe_class() -> Any:
+    """The `CachedTPESampler` class (a subclass of Optuna's `TPESampler`), or ``None`` where
+    Optuna's TPE lacks the methods it overrides."""
     import optuna
 
     class CachedTPESampler(optuna.samplers.TPESampler):
@@ -49,5 +60,5 @@ def cached_tpe_sampler(**kwargs: Any) -> Any:
 
     stock = optuna.samplers.TPESampler
     if not (hasattr(stock, "_get_internal_repr") and hasattr(stock, "_get_params")):
-        return optuna.samplers.TPESampler(**kwargs)  # an Optuna without the hook: no cache
-    return CachedTPESampler(**kwargs)
+        return None  # an Optuna without the hook: no cache
+    return CachedTPESampler
