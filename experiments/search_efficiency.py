@@ -20,7 +20,7 @@ min-max normalised over every point of the measured subspace (the points the tru
 from), turned into maximisation (energy: ``(max - e) / (max - min)``), and the reference point is
 the subspace's worst corner (0 after normalisation). It weighs the three objectives alike, so no
 single extreme network holds most of it. The secondary one is the search's own convention
-(`nasenergy.search.objectives.hv_hypervolume`: accuracy %, img/s, img/J against the origin), kept
+(`nasenergy.pareto.search_hypervolume`: accuracy %, img/s, img/J against the origin), kept
 so that earlier results compare; in raw units one very fast network holds a large share of it.
 
 Each run is a complete search through `nasenergy.search.run_search` (the command's own pipeline:
@@ -63,6 +63,7 @@ import numpy as np
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.objectives import OBJECTIVE_NAMES
+from nasenergy.pareto import ParetoFront, hypervolume, search_hypervolume
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_efficiency"
@@ -127,7 +128,7 @@ class Subspace:
         classes: canonical string -> `ClassFigures`.
         n_cells: TSS cells whose class is profiled.
         true_front: ``(n, 3)`` objective rows (accuracy %, img/s, J/img) of the true front.
-        true_hv: its origin-based hypervolume (`nasenergy.search.objectives.hv_hypervolume`).
+        true_hv: its origin-based hypervolume (`nasenergy.pareto.search_hypervolume`).
         true_front_arch_index: official index of the cell behind each true-front row.
         median_measure_cost_s: the profile's median measurement cost.
         n_warmup: classes whose cost was a warm-up (charged the median).
@@ -173,7 +174,7 @@ def build_subspace(config: Any) -> Subspace:
     the bounds of each objective over all those cells (the normalised yardstick)."""
     from nasenergy.hardware.recorded import RecordedMeter
     from nasenergy.search.components import build_components
-    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
+    from nasenergy.search.objectives import objectives_for
 
     parts = build_components(config)
     space, oracle, measure, optimal_clock = parts.space, parts.oracle, parts.measure, parts.optimal_clock
@@ -207,11 +208,11 @@ def build_subspace(config: Any) -> Subspace:
         raise UsageError("the recorded profile holds no TSS cell: nothing to search")
     pts = np.array(points)
     objectives = objectives_for(OBJECTIVES)
-    mask = front_mask(pts, objectives)
-    front = pts[mask]
+    true = ParetoFront.from_points(pts, objectives, keys=index)
+    front = true.points
     lower, upper = pts.min(axis=0), pts.max(axis=0)
-    return Subspace(classes, n_cells, front, hv_hypervolume(front, objectives),
-                    [index[k] for k in np.flatnonzero(mask)], median, n_warmup, lower, upper,
+    return Subspace(classes, n_cells, front, true.search_hypervolume(),
+                    [int(k) for k in true.keys], median, n_warmup, lower, upper,
                     normalised_hv(front, lower, upper), config.dataset)
 
 
@@ -244,8 +245,6 @@ def to_unit_maximisation(points: np.ndarray, lower: np.ndarray, upper: np.ndarra
 def normalised_hv(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
     """The normalised hypervolume of objective rows: `to_unit_maximisation`, reference point 0
     (the subspace's worst corner), exact 3-D volume (`nasenergy.pareto.hypervolume`); at most 1."""
-    from nasenergy.pareto import hypervolume
-
     unit = to_unit_maximisation(points, lower, upper)
     return hypervolume(unit, [0.0] * unit.shape[1], ["maximize"] * unit.shape[1])
 
@@ -260,20 +259,16 @@ def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
     Returns:
         yardstick name -> ``(n,)`` ratios.
     """
-    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
+    from nasenergy.search.objectives import objectives_for
 
-    objectives = objectives_for(OBJECTIVES)
     values = np.asarray(values, dtype=float).reshape(-1, len(OBJECTIVES))
     out = {name: np.zeros(len(values)) for name in YARDSTICKS}
-    front = np.empty((0, len(OBJECTIVES)))
+    front = ParetoFront(objectives_for(OBJECTIVES))
     ratios = {name: 0.0 for name in YARDSTICKS}
     for k, v in enumerate(values):
-        pts = np.vstack([front, v[None, :]])
-        mask = front_mask(pts, objectives)
-        if mask[-1]:
-            front = pts[mask]
-            ratios = {"origin": hv_hypervolume(front, objectives) / sub.true_hv,
-                      "normalised": normalised_hv(front, sub.lower, sub.upper) / sub.true_hv_norm}
+        if not np.isnan(v).any() and front.add(v):
+            ratios = {"origin": front.search_hypervolume() / sub.true_hv,
+                      "normalised": normalised_hv(front.points, sub.lower, sub.upper) / sub.true_hv_norm}
         for name in YARDSTICKS:
             out[name][k] = ratios[name]
     return out
@@ -281,13 +276,13 @@ def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
 
 def front_contributions(sub: Subspace, yardstick: str) -> np.ndarray:
     """Each true-front point's exclusive share of the true hypervolume under `yardstick`."""
-    from nasenergy.search.objectives import hv_hypervolume, objectives_for
+    from nasenergy.search.objectives import objectives_for
 
     objectives = objectives_for(OBJECTIVES)
 
     def hv(front: np.ndarray) -> float:
         if yardstick == "origin":
-            return hv_hypervolume(front, objectives) / sub.true_hv
+            return search_hypervolume(front, objectives) / sub.true_hv
         return normalised_hv(front, sub.lower, sub.upper) / sub.true_hv_norm
 
     return np.array([1.0 - hv(np.delete(sub.true_front, i, axis=0)) for i in range(len(sub.true_front))])
@@ -953,7 +948,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "reference point the subspace's worst corner (0 after normalisation); exact 3-D volume "
         f"(`nasenergy.pareto.hypervolume`); the true front's is {sub.true_hv_norm:.4f} of the unit cube. "
         "*Origin-based* (secondary, the yardstick of earlier versions of this page and of the search's "
-        "own report): `nasenergy.search.objectives.hv_hypervolume` (accuracy %, img/s, img/J against the "
+        "own report): `nasenergy.pareto.search_hypervolume` (accuracy %, img/s, img/J against the "
         f"origin); the true front's is {sub.true_hv:.4g}.",
         "",
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "

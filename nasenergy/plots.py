@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasenergy.search.objectives import SearchObjective, hv_curve, hypervolume_axis_label, points_of
+from nasenergy.pareto import search_hypervolume_curve
+from nasenergy.search.objectives import SearchObjective, hypervolume_axis_label, points_of
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
@@ -172,7 +173,7 @@ def hypervolume_series(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(evaluations, hypervolume)``: x = 1..n full evaluations, y = hypervolume after each."""
     pts = points_of(evaluated_in_order, objectives)
-    return np.arange(1, len(pts) + 1), hv_curve(pts, objectives)
+    return np.arange(1, len(pts) + 1), search_hypervolume_curve(pts, objectives)
 
 
 def plot_hypervolume(

@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nasenergy.search.coverage import Coverage
+from nasenergy.pareto import ParetoFront
 from nasenergy.plots import plot_names
-from nasenergy.search.objectives import hv_hypervolume, hypervolume_unit, points_of
+from nasenergy.search.coverage import Coverage
+from nasenergy.search.objectives import hypervolume_unit, points_of
 from nasenergy.search.run_files import RunRecord
 
 
@@ -206,7 +207,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
     objectives = record.objectives
     names = [o.name for o in objectives]
     budget = cfg.get("budget")
-    hv = hv_hypervolume(points_of(evaluated, objectives), objectives)
+    hv = ParetoFront.from_points(points_of(evaluated, objectives), objectives).search_hypervolume()
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
     measured = [r for r in rows if r.get("outcome") != "duplicate" and r.get("measure_cost_s") is not None]
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0

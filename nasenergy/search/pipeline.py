@@ -47,13 +47,14 @@ import numpy as np
 from nasenergy.errors import CandidateError, NasEnergyError
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
+from nasenergy.pareto import ParetoFront
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, Cell, ClaimStore
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.objectives import front_mask, objectives_for
+from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
 
 POLL_S = 0.25
@@ -172,7 +173,7 @@ class Worker:
         self.cap = candidate_cap(config, components.coverage)
         self._trials = TrialAccess(storage, study.study_name)
         self._observed: set[int] = set()
-        self._front_points = np.empty((0, len(self.objectives)))
+        self._front = ParetoFront(self.objectives)
         self._states = optuna.trial.TrialState
         self._handled = 0
 
@@ -241,7 +242,7 @@ class Worker:
                     raise
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
-            decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
+            decision = self.parts.filter.admit(measurement, self._front.points, features=space.features(arch))
             trial.set_user_attr(tr.CHEAP, tr.cheap_attr(measurement, decision))
             if not decision.admit:
                 self.claims.record(canonical, str(arch), trial.number, FILTERED)
@@ -441,5 +442,4 @@ class Worker:
             )
             new_points.append([scored[o.column] for o in self.objectives])
         if new_points:
-            pts = np.vstack([self._front_points, np.asarray(new_points, dtype=float)])
-            self._front_points = pts[front_mask(pts, self.objectives)]
+            self._front.extend(np.asarray(new_points, dtype=float))
