@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import CandidateError, NasEnergyError
+from nasenergy.filter.trial_attrs import record_decision
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import ParetoFront
@@ -243,7 +244,7 @@ class Worker:
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             decision = self.parts.filter.admit(measurement, self._front.points, features=space.features(arch))
-            trial.set_user_attr(tr.CHEAP, tr.cheap_attr(measurement, decision))
+            record_decision(trial, decision, measurement)
             if not decision.admit:
                 self.claims.record(canonical, str(arch), trial.number, FILTERED)
                 return self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
