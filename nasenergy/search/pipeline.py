@@ -33,9 +33,9 @@ full evaluation (`candidates_since_evaluation`).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -57,6 +57,8 @@ from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
+
+logger = logging.getLogger(__name__)
 
 POLL_S = 0.25
 """Seconds between looks at the claims while waiting for other workers."""
@@ -312,12 +314,10 @@ class Worker:
 
     def _discard(self, number: int, canonical: str) -> str:
         """Drop the result of a claim another worker took over, with one line."""
-        print(
-            f"note: trial {number}: another worker took over the claim on {canonical} while this worker was "
-            f"silent for longer than --lease-s ({self.config.lease_s:g} s); this worker's result is discarded "
-            "(the network is counted once)",
-            file=sys.stderr,
-            flush=True,
+        logger.warning(
+            "note: trial %s: another worker took over the claim on %s while this worker was silent for longer "
+            "than --lease-s (%s s); this worker's result is discarded (the network is counted once)",
+            number, canonical, f"{self.config.lease_s:g}",
         )
         return LOST
 

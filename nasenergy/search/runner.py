@@ -17,6 +17,7 @@ several worker processes died.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -62,6 +63,8 @@ from nasenergy.search.study import (
     load_worker_study,
 )
 from nasenergy.search.trial_record import row_from_trial
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -333,7 +336,7 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     try:
         run_worker(config, spec, factory(config), stop=stop, parent_pid=parent_pid)
     except NasEnergyError as exc:
-        print(f"error: {mask_text(str(exc), secrets=[password_of(config.storage)])}", file=sys.stderr)
+        logger.error("error: %s", mask_text(str(exc), secrets=[password_of(config.storage)]))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -356,7 +359,7 @@ def _interrupts(stop: Any) -> Iterator[None]:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        print("\nstopping after the current candidate (Ctrl-C again to stop at once)", file=sys.stderr)
+        logger.warning("\nstopping after the current candidate (Ctrl-C again to stop at once)")
 
     previous = signal.signal(signal.SIGINT, on_sigint), signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
