@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -237,6 +237,18 @@ def hypervolume(
         if depth > 0:
             total += depth * _hv2_min(pts[: k + 1, :2], ref[:2])
     return float(total)
+
+
+def points_of(rows: Sequence[Mapping[str, object]], objectives: Sequence[SearchObjective]) -> np.ndarray:
+    """The objective values of ``rows`` (by each objective's ``column``) as an
+    ``(n, n_objectives)`` float array (NaN where a value is missing)."""
+    out = np.full((len(rows), len(objectives)), np.nan)
+    for i, row in enumerate(rows):
+        for j, obj in enumerate(objectives):
+            value = row.get(obj.column)
+            if value is not None and value != "":
+                out[i, j] = float(value)  # type: ignore[arg-type]
+    return out
 
 
 SEARCH_HV_REFERENCE = 0.0

@@ -13,13 +13,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nasenergy.pareto import ParetoFront
+from nasenergy.hardware.coverage import Coverage
+from nasenergy.objectives import hypervolume_unit
+from nasenergy.pareto import ParetoFront, points_of
 from nasenergy.plots import plot_names
-from nasenergy.search.coverage import Coverage
-from nasenergy.search.objectives import hypervolume_unit, points_of
-from nasenergy.search.run_files import RunRecord
+
+if TYPE_CHECKING:
+    from nasenergy.protocols import RunView
 
 
 def _sum(rows: Sequence[Mapping[str, Any]], col: str) -> float:
@@ -191,7 +193,7 @@ def _front_columns(names: Sequence[str]) -> list[Column]:
     return columns
 
 
-def render_report(record: RunRecord, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
+def render_report(record: RunView, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
     Args:

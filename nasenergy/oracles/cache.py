@@ -7,7 +7,6 @@ The cache folder is ``--cache-dir`` when given, else ``$NASENERGY_HOME``, else
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,7 @@ from nasenergy.oracles.nats import locate_nats
 from nasenergy.oracles.nats_import import Progress, read_nats
 from nasenergy.oracles.store import load_benchmark, save_benchmark
 from nasenergy.oracles.tables import is_table, read_tables, table_files
-
-CACHE_ENV = "NASENERGY_HOME"
-
-
-def cache_dir(override: str | Path | None = None) -> Path:
-    """The cache folder: `override`, else ``$NASENERGY_HOME``, else ``~/.cache/nasenergy``."""
-    if override is not None:
-        return Path(override).expanduser()
-    env = os.environ.get(CACHE_ENV)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "nasenergy"
-
+from nasenergy.paths import cache_dir
 
 def cache_file(space_name: str, directory: str | Path | None = None) -> Path:
     """Where the benchmark of a space is installed."""

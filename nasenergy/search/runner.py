@@ -32,6 +32,8 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from nasenergy.errors import NasEnergyError
+from nasenergy.plots import draw_run
+from nasenergy.report import render_report
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
@@ -377,9 +379,6 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     """Rebuild every file of the run folder from the study; returns the files written.
 
     `stop_reason` (a `RunSummary.stop_reason`) is kept in ``env.json`` and shown in the report."""
-    from nasenergy.plots import draw_run
-    from nasenergy.report import render_report
-
     out = config.out_dir
     private = has_password(config.storage)
     secrets = [password_of(config.storage)]
