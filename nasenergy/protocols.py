@@ -49,7 +49,7 @@ __all__ = [
 
 @runtime_checkable
 class RunView(Protocol):
-    """A search run as its report (`nasenergy.report`) and plots (`nasenergy.plots`) read it.
+    """A search run as its report (`nasenergy.report`) and plots (`nasenergy.run_plots`) read it.
 
     `nasenergy.search.run_files.RunRecord` (a run read back from its folder) follows it.
     """

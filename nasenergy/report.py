@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from nasenergy.hardware.coverage import Coverage
 from nasenergy.objectives import hypervolume_unit
 from nasenergy.pareto import ParetoFront, points_of
-from nasenergy.plots import plot_names
+from nasenergy.run_plots import plot_names
 
 if TYPE_CHECKING:
     from nasenergy.protocols import RunView

@@ -22,9 +22,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("nasenergy.measurement", "nasenergy.pareto", "=nasenergy"),
     ("nasenergy.hardware", "nasenergy.oracles", "nasenergy.dvfs", "nasenergy.filter"),
     ("nasenergy.protocols", "nasenergy.testing"),
-    ("nasenergy.plots", "nasenergy.report"),
+    ("nasenergy.run_plots", "nasenergy.report"),
     ("nasenergy.search",),
-    ("nasenergy.search.cli", "nasenergy.search.__main__", "=nasenergy.search", "nasenergy.plot_cli",
+    ("nasenergy.search.cli", "nasenergy.search.__main__", "=nasenergy.search",
      "nasenergy.plot", "nasenergy.profile", "nasenergy.benchmark"),
     ("experiments",),
 )
@@ -169,6 +169,25 @@ def test_the_checker_sees_cycles_and_function_local_imports() -> None:
     tree_imports = {_known(f"{n.module}.{a.name}") for n in ast.walk(ast.parse(source))
                     if isinstance(n, ast.ImportFrom) for a in n.names}
     assert tree_imports == {"nasenergy.pareto"}
+
+
+def test_every_imported_module_of_ours_exists() -> None:
+    """A module that was renamed must not be imported by its old name anywhere (an editable install
+    of another checkout could otherwise answer the old name silently)."""
+    missing = []
+    for path in [*MODULES.values(), *(ROOT / "tests").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module
+                     else [])
+            missing += [f"{path.relative_to(ROOT)}: {name}" for name in names
+                        if name.split(".")[0] in ("nasenergy", "search_spaces") and name not in MODULES]
+            package = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
+            if package and MODULES.get(package, ROOT).name == "__init__.py":  # from a package of ours
+                package_text = MODULES[package].read_text(encoding="utf-8")
+                missing += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                            if f"{node.module}.{a.name}" not in MODULES and a.name not in package_text]
+    assert not missing, "\n".join(missing)
 
 
 def test_a_run_record_is_a_run_view(tmp_path) -> None:

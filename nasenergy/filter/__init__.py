@@ -18,7 +18,7 @@ decision is recorded on its trial by `record_decision` and read back by `decisio
 """
 
 from nasenergy.filter.base import MODES, PassThroughFilter, UtilizationFilter
-from nasenergy.filter.calibration import ThresholdCalibration, calibrate_threshold, clopper_pearson_lower
+from nasenergy.filter.threshold_calibration import ThresholdCalibration, calibrate_threshold, clopper_pearson_lower
 from nasenergy.filter.conformal import ESTIMATORS, AccuracyInterval, CVPlusRegressor
 from nasenergy.filter.dominance import AccuracyEstimate, DominanceFilter
 from nasenergy.filter.energy_bound import (

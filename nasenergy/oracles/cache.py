@@ -19,7 +19,7 @@ from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, ReplaceRefusedError
 from nasenergy.oracles.lookup import BenchmarkOracle
 from nasenergy.oracles.nats import locate_nats
-from nasenergy.oracles.nats_import import Progress, read_nats
+from nasenergy.oracles.nats_import import ProgressCallback, read_nats
 from nasenergy.oracles.store import load_benchmark, save_benchmark
 from nasenergy.oracles.tables import is_table, read_tables, table_files
 from nasenergy.paths import cache_dir
@@ -30,7 +30,7 @@ def cache_file(space_name: str, directory: str | Path | None = None) -> Path:
 
 
 def read_source(path: str | Path, space_name: str | None = None, *, workers: int | None = None,
-                progress: Progress | None = None) -> BenchmarkData:
+                progress: ProgressCallback | None = None) -> BenchmarkData:
     """Read any benchmark source: NATS-Bench files, one table, or a folder of tables.
 
     Args:
@@ -73,7 +73,7 @@ class InstallResult:
 
 
 def install(path: str | Path, *, space_name: str | None = None, directory: str | Path | None = None,
-            workers: int | None = None, progress: Progress | None = None, force: bool = False) -> InstallResult:
+            workers: int | None = None, progress: ProgressCallback | None = None, force: bool = False) -> InstallResult:
     """Import a benchmark source into the cache (replacing the space's previous file).
 
     The rate model for unrecorded costs (`nasenergy.oracles.cost_model`) is fitted here, once.

@@ -167,7 +167,7 @@ class Worker:
 
         self.config = config
         self.study = study
-        self.parts = components
+        self.components = components
         self.claims = claims
         self.stop = stop
         self.on_candidate = on_candidate or (lambda _outcome: None)
@@ -216,7 +216,7 @@ class Worker:
     def _exhausted(self, status: Any) -> bool:
         """Whether every class a partial recorded profile holds has been seen (a new candidate can
         then only be a duplicate or not recorded) while budget slots are still free."""
-        coverage = self.parts.coverage
+        coverage = self.components.coverage
         if coverage is None or coverage.complete or status.claimed >= status.budget:
             return False
         return status.done + status.running + status.failed + status.filtered >= coverage.covered_classes
@@ -226,7 +226,7 @@ class Worker:
     def _candidate(self) -> str:
         from optuna.exceptions import UpdateFinishedTrialError
 
-        space = self.parts.space
+        space = self.components.space
         trial = self.study.ask()
         try:
             arch = space.suggest(trial)
@@ -236,7 +236,7 @@ class Worker:
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
             try:
-                measurement = self.parts.measure(arch)
+                measurement = self.components.measure(arch)
             except NotRecordedError as exc:
                 self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
                 return self._tell(trial.number, oc.NOT_RECORDED, self._states.PRUNED, {tr.ERROR: str(exc)})
@@ -245,7 +245,7 @@ class Worker:
                     raise
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
-            decision = self.parts.filter.admit(measurement, self._front.points, features=space.features(arch))
+            decision = self.components.filter.admit(measurement, self._front.points, features=space.features(arch))
             record_decision(trial, decision, measurement)
             if not decision.admit:
                 self.claims.record(canonical, str(arch), trial.number, FILTERED)
@@ -275,9 +275,9 @@ class Worker:
         """
         seed = evaluation_seed(self.config.seed, number if seed_number is None else seed_number)
         try:
-            evaluation = self.parts.oracle.evaluate(arch, self.config.dataset, seed=seed)
+            evaluation = self.components.oracle.evaluate(arch, self.config.dataset, seed=seed)
             final = self._final(arch)
-            clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
+            clock = self.components.optimal_clock(arch, measurement) if self.components.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
         except NasEnergyError as exc:
             if not is_candidate_error(exc):
@@ -324,9 +324,9 @@ class Worker:
     def _final(self, arch: Any) -> dict[str, Any]:
         """The oracle's final reported figure (``report``), or ``{"error": ...}`` when it has none:
         it is reported beside the objectives, never searched on, so its absence fails nothing."""
-        report = getattr(self.parts.oracle, "report", None)
+        report = getattr(self.components.oracle, "report", None)
         if report is None:
-            return {"error": f"{type(self.parts.oracle).__name__} has no report method"}
+            return {"error": f"{type(self.components.oracle).__name__} has no report method"}
         try:
             return report(arch, self.config.dataset).as_dict()
         except NasEnergyError as exc:
@@ -383,12 +383,12 @@ class Worker:
         if original.state == self._states.COMPLETE:  # it died after telling, before closing
             self.claims.finish(cell.canonical, DONE)
             return
-        arch = self.parts.space.parse(cell.arch)
+        arch = self.components.space.parse(cell.arch)
         number = cell.trial_number
         if original.state != self._states.RUNNING:  # its trial was closed: record a fresh one
             keep = tuple(k for k in original.user_attrs if k not in (tr.OUTCOME, tr.ERROR))
             number = self._trials.create_running_copy(original, keep)
-        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.parts.space.index(arch))
+        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.components.space.index(arch))
         from optuna.exceptions import UpdateFinishedTrialError
 
         try:
@@ -398,7 +398,7 @@ class Worker:
             return
         stored = tr.measurement_of(original)
         # The measurement the filter admitted (a claim is only made after it is stored).
-        measurement = Measurement.from_dict(stored) if stored else self.parts.measure(arch)
+        measurement = Measurement.from_dict(stored) if stored else self.components.measure(arch)
         self._evaluate(number, arch, cell.canonical, measurement, seed_number=cell.trial_number)
 
     # ---------------------------------------------------------------- helpers
@@ -434,10 +434,10 @@ class Worker:
             self._observed.add(t.number)
             scored = tr.scored_of(t)
             measurement = Measurement.from_dict(tr.measurement_of(t))
-            self.parts.filter.observe(
+            self.components.filter.observe(
                 measurement,
                 scored["accuracy_pct"],
-                features=self.parts.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
+                features=self.components.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
                 throughput_img_per_s=scored.get("throughput_img_per_s"),
                 energy_j_per_img=scored.get("energy_j_per_img"),
             )

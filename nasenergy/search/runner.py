@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from nasenergy.errors import NasEnergyError
-from nasenergy.plots import draw_run
+from nasenergy.run_plots import draw_run
 from nasenergy.report import render_report
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
