@@ -54,9 +54,15 @@ def _known(name: str) -> str | None:
 
 
 def _imports(module: str, path: Path) -> set[str]:
-    """Every module of ours that ``module`` imports, anywhere in its source."""
+    """Every module of ours that ``module`` imports, anywhere in its source (an experiment imports
+    its helper modules, ``experiments/_*.py``, by their bare names)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
+    if module.startswith("experiments."):
+        out.update(f"experiments.{a.name}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(node, ast.Import) for a in node.names if f"experiments.{a.name}" in MODULES)
+        out.update(f"experiments.{node.module}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(node, ast.ImportFrom) and not node.level and f"experiments.{node.module}" in MODULES)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
             out.update(filter(None, (_known(alias.name) for alias in node.names)))
@@ -165,6 +171,8 @@ def test_search_spaces_imports_nothing_of_nasenergy() -> None:
 def test_the_checker_sees_cycles_and_function_local_imports() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert "nasenergy.report" in _imports("nasenergy.search.runner", MODULES["nasenergy.search.runner"])
+    assert "experiments._efficiency_front" in _imports("experiments.search_efficiency",
+                                                       MODULES["experiments.search_efficiency"])
     source = "def f():\n    from nasenergy import pareto\n"
     tree_imports = {_known(f"{n.module}.{a.name}") for n in ast.walk(ast.parse(source))
                     if isinstance(n, ast.ImportFrom) for a in n.names}
