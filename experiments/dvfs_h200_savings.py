@@ -28,7 +28,7 @@ from nasenergy.dvfs.backends import ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params, shipped_params
 from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, OptimalClock
-from nasenergy.dvfs.search import exhaustive_search
+from nasenergy.dvfs.clock_search import exhaustive_search
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware.recorded import DEFAULT_PROFILE, measurement_from_row, read_profile

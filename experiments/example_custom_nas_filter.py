@@ -22,6 +22,7 @@ from typing import Any
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.filter import decision_of
 
 DEPTHS = (1, 2, 3)
 WIDTHS = (2, 4, 8, 16, 32)
@@ -159,7 +160,7 @@ def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"mode {args.mode}: {len(complete)} trained, {len(pruned)} skipped by the filter "
           f"(cheap measuring {cost['measure']:.1f} s, training {cost['train']:.1f} s; figures measured on this CPU)")
     for t in pruned[:5]:
-        print(f"  skipped trial {t.number} {t.params}: {t.user_attrs['filter_reason']}")
+        print(f"  skipped trial {t.number} {t.params}: {decision_of(t)['reason']}")
     print("front (validation accuracy %, throughput img/s):")
     by_number = {t.number: t for t in complete}
     for key, point in sorted(summary["objective"].front, key=lambda kp: -kp[1][0]):

@@ -15,9 +15,19 @@ name            column                    sense      unit        hypervolume uni
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["OBJECTIVES", "OBJECTIVE_NAMES", "SearchObjective", "objective_senses"]
+__all__ = [
+    "HV_UNITS",
+    "OBJECTIVES",
+    "OBJECTIVE_NAMES",
+    "SearchObjective",
+    "hypervolume_axis_label",
+    "hypervolume_unit",
+    "objective_senses",
+    "objectives_for",
+]
 
 
 @dataclass(frozen=True)
@@ -61,3 +71,23 @@ OBJECTIVE_NAMES: tuple[str, ...] = tuple(OBJECTIVES)
 def objective_senses() -> dict[str, str]:
     """``{name: sense}`` of every objective, in canonical order."""
     return {name: o.sense for name, o in OBJECTIVES.items()}
+
+
+def objectives_for(names: Sequence[str]) -> tuple[SearchObjective, ...]:
+    """The `SearchObjective` objects for ``names``, in the given order."""
+    return tuple(OBJECTIVES[n] for n in names)
+
+
+HV_UNITS: dict[str, str] = {name: o.hv_unit for name, o in OBJECTIVES.items()}
+"""The unit each objective contributes to the hypervolume (energy enters as efficiency, img/J)."""
+
+
+def hypervolume_unit(objectives: Sequence[SearchObjective]) -> str:
+    """The hypervolume's unit, e.g. ``% × img/s × img/J`` for the three objectives."""
+    return " × ".join(HV_UNITS[o.name] for o in objectives)
+
+
+def hypervolume_axis_label(objectives: Sequence[SearchObjective]) -> str:
+    """An axis label naming the hypervolume's unit and reference, e.g.
+    ``hypervolume (% × img/s × img/J; reference 0)``."""
+    return f"hypervolume ({hypervolume_unit(objectives)}; reference 0)"

@@ -18,14 +18,14 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from nasenergy.errors import UsageError
-from nasenergy.objectives import OBJECTIVES
+from nasenergy.objectives import OBJECTIVES, SearchObjective
 
 Sense = Literal["maximize", "minimize"]
 SENSES: tuple[str, ...] = ("maximize", "minimize")
@@ -56,19 +56,20 @@ NAS_OBJECTIVES: tuple[Objective, ...] = tuple(Objective(o.column, o.sense) for o
 """The objectives of nasenergy's search (`nasenergy.objectives.OBJECTIVES`) by column, in this order everywhere."""
 ACCURACY, THROUGHPUT, ENERGY = NAS_OBJECTIVES
 
-SensesLike = Sequence[str] | Sequence[Objective]
+SensesLike = Sequence[str] | Sequence[Objective] | Sequence[SearchObjective]
 
 
 def senses_of(senses: SensesLike) -> tuple[str, ...]:
     """The senses as a tuple of strings, validated.
 
     Args:
-        senses: strings ``"maximize"``/``"minimize"`` or `Objective` objects.
+        senses: strings ``"maximize"``/``"minimize"``, `Objective` objects or the search's
+            `nasenergy.objectives.SearchObjective` objects.
 
     Raises:
         ParetoError: an unknown sense or an empty list.
     """
-    out = tuple(s.sense if isinstance(s, Objective) else s for s in senses)
+    out = tuple(s.sense if isinstance(s, (Objective, SearchObjective)) else s for s in senses)
     if not out:
         raise ParetoError("at least one objective is needed")
     bad = [s for s in out if s not in SENSES]
@@ -238,20 +239,94 @@ def hypervolume(
     return float(total)
 
 
+def points_of(rows: Sequence[Mapping[str, object]], objectives: Sequence[SearchObjective]) -> np.ndarray:
+    """The objective values of ``rows`` (by each objective's ``column``) as an
+    ``(n, n_objectives)`` float array (NaN where a value is missing)."""
+    out = np.full((len(rows), len(objectives)), np.nan)
+    for i, row in enumerate(rows):
+        for j, obj in enumerate(objectives):
+            value = row.get(obj.column)
+            if value is not None and value != "":
+                out[i, j] = float(value)  # type: ignore[arg-type]
+    return out
+
+
+SEARCH_HV_REFERENCE = 0.0
+"""The search's hypervolume reference: the origin of (accuracy %, img/s, img/J), see `search_hypervolume`."""
+
+
+def _efficiency_points(points: np.ndarray | Sequence[Sequence[float]],
+                       objectives: Sequence[SearchObjective]) -> np.ndarray:
+    """``points`` with the energy column (J/img) turned into efficiency (img/J); non-positive
+    energies become NaN."""
+    pts = np.array(points, dtype=float, copy=True).reshape(-1, len(objectives))
+    for j, obj in enumerate(objectives):
+        if obj.name == "energy":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                col = pts[:, j]
+                pts[:, j] = np.where(col > 0, 1.0 / col, np.nan)
+    return pts
+
+
+def search_hypervolume(points: np.ndarray | Sequence[Sequence[float]],
+                       objectives: Sequence[SearchObjective]) -> float:
+    """The hypervolume of ``points`` under the search's convention.
+
+    The hypervolume is computed (by `hypervolume`, the one routine) on (accuracy %, throughput
+    img/s, energy efficiency img/J = 1 / energy) against the fixed reference point (0, 0, 0): every
+    objective is bounded below by a physical zero, so the reference is the same for every run, every
+    space and every moment of a run, and curves of different runs are comparable. Turning energy
+    into its reciprocal keeps the Pareto front unchanged (a monotone map).
+
+    Args:
+        points: ``(n, n_objectives)`` in the objectives' own units (energy in J/img).
+        objectives: the `SearchObjective` of each column.
+
+    Returns:
+        The dominated volume in the product of the objectives' ``hv_unit``; rows with NaN or a
+        non-positive energy are ignored.
+    """
+    pts = _efficiency_points(points, objectives)
+    return hypervolume(pts, [SEARCH_HV_REFERENCE] * len(objectives), ["maximize"] * len(objectives))
+
+
+def search_hypervolume_curve(points_in_order: np.ndarray | Sequence[Sequence[float]],
+                             objectives: Sequence[SearchObjective]) -> np.ndarray:
+    """The `search_hypervolume` after each of the points in order (the k-th value uses the first
+    k+1); rows with NaN are skipped (the value stays)."""
+    pts = np.asarray(points_in_order, dtype=float).reshape(-1, len(objectives))
+    out = np.zeros(len(pts))
+    front = ParetoFront(objectives)
+    hv = 0.0
+    for k, p in enumerate(pts):
+        if not np.isnan(p).any() and front.add(p):
+            hv = front.search_hypervolume()
+        out[k] = hv
+    return out
+
+
 class ParetoFront:
     """A Pareto front kept up to date as points arrive.
 
     Each point may carry a key (e.g. an architecture string or trial number). Equal points are all
-    kept; a point with a missing objective (None or NaN) is refused with a `ParetoError`.
+    kept; a point with a missing objective (None or NaN) is refused by `add` with a `ParetoError`
+    (`extend` and `from_points` leave such rows off the front instead).
+
+    The search's fronts are built from `nasenergy.objectives.SearchObjective` objects (their senses
+    come from `nasenergy.objectives.OBJECTIVES`); `search_hypervolume` then gives the search's
+    hypervolume of the front.
 
     Args:
-        objectives: the senses (strings) or `Objective` objects, in column order.
+        objectives: the senses (strings), `Objective` objects or `SearchObjective` objects, in
+            column order.
     """
 
     def __init__(self, objectives: SensesLike) -> None:
         self._senses = senses_of(objectives)
+        self._objectives = tuple(objectives)
         self._names = tuple(
-            o.name if isinstance(o, Objective) else f"objective_{i}" for i, o in enumerate(objectives)
+            o.name if isinstance(o, (Objective, SearchObjective)) else f"objective_{i}"
+            for i, o in enumerate(objectives)
         )
         self._signs = _signs(self._senses)
         self._points = np.empty((0, len(self._senses)))
@@ -341,6 +416,38 @@ class ParetoFront:
         self._keys.append(key)
         return True
 
+    def extend(self, points: np.ndarray | Sequence[Sequence[float]],
+               keys: Sequence[Hashable | None] | None = None) -> bool:
+        """Offer several points at once; rows with NaN never join (they compare with nothing).
+
+        The front's rows stay in order (earlier members first, then the new ones that joined).
+
+        Returns:
+            Whether the front changed.
+        """
+        pts = _as_matrix(points, len(self._senses))
+        if len(pts) == 0:
+            return False
+        if keys is not None and len(keys) != len(pts):
+            raise ParetoError(f"got {len(keys)} keys for {len(pts)} points")
+        merged = np.vstack([self._points, pts])
+        merged_keys = [*self._keys, *(keys if keys is not None else [None] * len(pts))]
+        mask = non_dominated_mask(merged, self._senses)
+        changed = bool(mask[len(self._points):].any()) or not bool(mask[: len(self._points)].all())
+        self._points = merged[mask]
+        self._keys = [merged_keys[i] for i in np.flatnonzero(mask)]
+        return changed
+
     def hypervolume(self, reference: Sequence[float]) -> float:
         """The front's exact hypervolume against ``reference`` (see `hypervolume`)."""
         return hypervolume(self._points, reference, self._senses)
+
+    def search_hypervolume(self) -> float:
+        """The front's hypervolume under the search's convention (see `search_hypervolume`).
+
+        Raises:
+            ParetoError: the front was not built from `SearchObjective` objects.
+        """
+        if not all(isinstance(o, SearchObjective) for o in self._objectives):
+            raise ParetoError("search_hypervolume needs a front of SearchObjective objectives")
+        return search_hypervolume(self._points, self._objectives)  # type: ignore[arg-type]

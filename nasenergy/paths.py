@@ -14,6 +14,8 @@ from pathlib import Path
 from nasenergy.errors import DataNotFoundError
 
 ENV_VAR = "NASENERGY_SHARED_DATA"
+CACHE_ENV = "NASENERGY_HOME"
+"""The environment variable naming the user's cache folder (installed benchmarks, step times)."""
 _DEFAULT_RELATIVE = Path("..") / "shared" / "data"
 
 
@@ -53,3 +55,11 @@ def dvfs_data_dir(*, must_exist: bool = True) -> Path:
             f"DVFS reference sweeps not found at {path}; they live beside ${ENV_VAR} as 'dvfs_data'"
         )
     return path
+
+
+def cache_dir(override: str | Path | None = None) -> Path:
+    """The cache folder: `override`, else ``$NASENERGY_HOME``, else ``~/.cache/nasenergy``."""
+    if override is not None:
+        return Path(override).expanduser()
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "nasenergy"

@@ -50,7 +50,7 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
         DataNotFoundError: a run folder or its candidates file is missing.
         UsageError: the runs have different objectives.
     """
-    from nasenergy.plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line
+    from nasenergy.run_plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line
     from nasenergy.search.run_files import load_run
 
     records = [load_run(d) for d in run_dirs]

@@ -16,14 +16,21 @@ protocol                     what follows it / how a new one is registered
 `SpaceProtocol`              a search space (`search_spaces.SearchSpace`);
                              `search_spaces.register_space`
 `ClockBackend`               where DVFS operating points come from (`nasenergy.dvfs`)
+`RunView`                    what a run's report and plots read of a run
+                             (`nasenergy.search.run_files.RunRecord`)
 ===========================  =================================================================
 
 Importing this module imports neither torch nor optuna.
 """
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
 from nasenergy.dvfs.backends import ClockBackend
 from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
+from nasenergy.objectives import SearchObjective
 from nasenergy.oracles.evaluation import AccuracyOracle
 from search_spaces import SpaceProtocol
 
@@ -35,5 +42,39 @@ __all__ = [
     "ClockControlMeter",
     "Meter",
     "RecordedProfile",
+    "RunView",
     "SpaceProtocol",
 ]
+
+
+@runtime_checkable
+class RunView(Protocol):
+    """A search run as its report (`nasenergy.report`) and plots (`nasenergy.run_plots`) read it.
+
+    `nasenergy.search.run_files.RunRecord` (a run read back from its folder) follows it.
+    """
+
+    run_dir: Path
+    config: dict[str, Any]
+    rows: list[dict[str, Any]]
+    env: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        """The study name (or the folder name)."""
+        ...
+
+    @property
+    def objectives(self) -> tuple[SearchObjective, ...]:
+        """The run's objectives."""
+        ...
+
+    @property
+    def evaluated(self) -> list[dict[str, Any]]:
+        """The fully evaluated, non-duplicate candidates in evaluation order."""
+        ...
+
+    @property
+    def front(self) -> Sequence[Mapping[str, Any]]:
+        """The candidates on the Pareto front."""
+        ...

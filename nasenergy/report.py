@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nasenergy.search.coverage import Coverage
-from nasenergy.plots import plot_names
-from nasenergy.search.objectives import hv_hypervolume, hypervolume_unit, points_of
-from nasenergy.search.run_files import RunRecord
+from nasenergy.hardware.coverage import Coverage
+from nasenergy.objectives import hypervolume_unit
+from nasenergy.pareto import ParetoFront, points_of
+from nasenergy.run_plots import plot_names
+
+if TYPE_CHECKING:
+    from nasenergy.protocols import RunView
 
 
 def _sum(rows: Sequence[Mapping[str, Any]], col: str) -> float:
@@ -190,7 +193,7 @@ def _front_columns(names: Sequence[str]) -> list[Column]:
     return columns
 
 
-def render_report(record: RunRecord, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
+def render_report(record: RunView, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
     Args:
@@ -206,7 +209,7 @@ def render_report(record: RunRecord, *, resume_command: str | None = None, dashb
     objectives = record.objectives
     names = [o.name for o in objectives]
     budget = cfg.get("budget")
-    hv = hv_hypervolume(points_of(evaluated, objectives), objectives)
+    hv = ParetoFront.from_points(points_of(evaluated, objectives), objectives).search_hypervolume()
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
     measured = [r for r in rows if r.get("outcome") != "duplicate" and r.get("measure_cost_s") is not None]
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0

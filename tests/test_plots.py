@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nasenergy import plots
+from nasenergy import run_plots as plots
 from nasenergy.search.objectives import hv_curve, objectives_for, points_of
 from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
 

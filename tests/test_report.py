@@ -105,7 +105,7 @@ def test_report_without_a_stop_reason_says_nothing_of_it():
 
 
 def test_a_two_objective_report_names_no_energy_bound_and_only_the_plots_drawn(tmp_path):
-    from nasenergy.plots import draw_run
+    from nasenergy.run_plots import draw_run
 
     rec = _record({"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     three = render_report(rec)

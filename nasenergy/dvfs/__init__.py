@@ -28,8 +28,9 @@ _EXPORTS = {
     "write_sweeps_csv": "sweeps",
     "calibrate": "calibration", "Calibration": "calibration",
     "ClockBackend": "backends", "ModelledBackend": "backends", "RecordedBackend": "backends",
-    "MeasuredBackend": "backends", "MeasurementError": "backends",
-    "find_optimal_clock": "search", "exhaustive_search": "search",
+    "MeasuredBackend": "backends", "ClockPointError": "backends",
+    "MeasurementError": "backends",  # the former name of ClockPointError
+    "find_optimal_clock": "clock_search", "exhaustive_search": "clock_search",
     "ClockControl": "control", "recover_stale_locks": "control",
     "ClockControlError": "control", "ClockControlRefused": "control",
     "ClockPermissionError": "control", "ClockControlInterrupted": "control",

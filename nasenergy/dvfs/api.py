@@ -14,7 +14,7 @@ from nasenergy.dvfs.backends import ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, params_for_device
 from nasenergy.dvfs.points import MIN_ENERGY, ClockPoint, OptimalClock
-from nasenergy.dvfs.search import find_optimal_clock
+from nasenergy.dvfs.clock_search import find_optimal_clock
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
 

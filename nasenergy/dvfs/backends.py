@@ -104,8 +104,14 @@ class RecordedBackend:
         return self.sweep.point(sm_clock_mhz, "recorded")
 
 
-class MeasurementError(CandidateError):
-    """A measurement taken at a locked clock cannot give an operating point (e.g. no energy)."""
+class ClockPointError(CandidateError):
+    """A measurement taken at a locked clock cannot give an operating point (e.g. no energy).
+
+    (A failed measurement itself is `nasenergy.hardware.MeterError`.)"""
+
+
+MeasurementError = ClockPointError
+"""The former name of `ClockPointError`, kept for ``nasenergy.dvfs.MeasurementError``."""
 
 
 def point_from_measurement(m: Measurement, sm_clock_mhz: float, source: str = "measured"
@@ -113,21 +119,21 @@ def point_from_measurement(m: Measurement, sm_clock_mhz: float, source: str = "m
     """The operating point in a `Measurement` taken at `sm_clock_mhz` (total board energy).
 
     Raises:
-        MeasurementError: the measurement has no power or energy, or energy above idle without an
+        ClockPointError: the measurement has no power or energy, or energy above idle without an
             idle power.
     """
     if not m.throughput_img_per_s > 0:
-        raise MeasurementError(f"measurement at {sm_clock_mhz:g} MHz has no throughput")
+        raise ClockPointError(f"measurement at {sm_clock_mhz:g} MHz has no throughput")
     t = 1.0 / m.throughput_img_per_s
     if m.avg_power_w is not None:
         return ClockPoint.from_time_power(sm_clock_mhz, t, m.avg_power_w, source)
     if m.energy_j_per_img is None:
-        raise MeasurementError(f"measurement at {sm_clock_mhz:g} MHz has no power or energy; "
+        raise ClockPointError(f"measurement at {sm_clock_mhz:g} MHz has no power or energy; "
                                "clock search needs a meter that reads energy")
     power = m.energy_j_per_img / t
     if m.energy_basis == "above_idle":
         if m.idle_power_w is None:
-            raise MeasurementError("energy above idle without an idle power")
+            raise ClockPointError("energy above idle without an idle power")
         power += m.idle_power_w
     return ClockPoint.from_time_power(sm_clock_mhz, t, power, source)
 

@@ -35,7 +35,7 @@ from nasenergy.dvfs.backends import ModelledBackend, RecordedBackend
 from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
-from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
+from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
 
 

@@ -12,11 +12,13 @@ it knows nothing of a particular search space.
 Extension: `CandidateFilter` (the protocol the search uses), `FilterKind` and `register_filter`
 (`nasenergy.filter.registry`: a new mode is one registration).
 
-Optuna helpers: `filter_trial`, `apply_decision`, `FilteredObjective`, `CompleteTrialBudget`.
+Optuna helpers: `filter_trial`, `apply_decision`, `FilteredObjective`, `CompleteTrialBudget`; a
+decision is recorded on its trial by `record_decision` and read back by `decision_of` /
+`measurement_of` (one ``cheap`` user attribute, shared with the search).
 """
 
 from nasenergy.filter.base import MODES, PassThroughFilter, UtilizationFilter
-from nasenergy.filter.calibration import ThresholdCalibration, calibrate_threshold, clopper_pearson_lower
+from nasenergy.filter.threshold_calibration import ThresholdCalibration, calibrate_threshold, clopper_pearson_lower
 from nasenergy.filter.conformal import ESTIMATORS, AccuracyInterval, CVPlusRegressor
 from nasenergy.filter.dominance import AccuracyEstimate, DominanceFilter
 from nasenergy.filter.energy_bound import (
@@ -32,15 +34,16 @@ from nasenergy.filter.optuna_adapter import (
     FilteredObjective,
     apply_decision,
     filter_trial,
-    record_decision,
 )
 from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.records import DEFAULT_OBJECTIVES, OBJECTIVE_SENSES, Decision, FilterError, Observation
 from nasenergy.filter.registry import FilterKind, register_filter
 from nasenergy.filter.synthetic import synthetic_observations
 from nasenergy.filter.threshold import ThresholdFilter, good_mask
+from nasenergy.filter.trial_attrs import CHEAP_ATTR, decision_of, measurement_of, record_decision
 
 __all__ = [
+    "CHEAP_ATTR",
     "CHEAP_FEATURE_NAMES",
     "DEFAULT_ENERGY_FACTOR",
     "DEFAULT_OBJECTIVES",
@@ -69,9 +72,11 @@ __all__ = [
     "apply_decision",
     "calibrate_threshold",
     "cheap_features",
+    "decision_of",
     "clopper_pearson_lower",
     "filter_trial",
     "good_mask",
+    "measurement_of",
     "record_decision",
     "register_filter",
     "synthetic_observations",

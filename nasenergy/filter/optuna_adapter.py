@@ -1,7 +1,8 @@
 """Using a utilization filter inside an Optuna study.
 
-A filtered candidate ends as a PRUNED trial whose cheap figures and decision are kept as user
-attributes. Optuna's pruners are for single-objective studies only, so the filter prunes by
+A filtered candidate ends as a PRUNED trial whose cheap figures and decision are kept in its
+``cheap`` user attribute (`nasenergy.filter.trial_attrs`, the representation the search uses too;
+read it with `decision_of` and `measurement_of`). Optuna's pruners are for single-objective studies only, so the filter prunes by
 raising `optuna.TrialPruned` inside the objective (`filter_trial`, `FilteredObjective`) or, in
 ask-and-tell loops, by telling the study the trial was pruned (`apply_decision`).
 
@@ -23,43 +24,9 @@ import numpy as np
 
 from nasenergy.filter.base import UtilizationFilter
 from nasenergy.filter.records import DEFAULT_OBJECTIVES, OBJECTIVE_SENSES, Decision, FilterError
+from nasenergy.filter.trial_attrs import record_decision
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import Objective, ParetoFront
-
-DECISION_ATTR_PREFIX = "filter_"
-"""Prefix of the user attributes that hold a decision's fields (``filter_admit``, ...)."""
-
-MEASUREMENT_ATTR = "measurement"
-"""User attribute holding the whole cheap measurement (`Measurement.to_dict`)."""
-
-_FLAT_MEASUREMENT_ATTRS = ("utilization", "throughput_img_per_s", "energy_j_per_img", "flops_per_img", "params")
-
-
-def record_decision(trial: Any, decision: Decision, measurement: Measurement | None = None) -> Decision:
-    """Store a decision (and the measurement behind it) as the trial's user attributes.
-
-    Decision fields go to ``filter_<field>`` (``None`` fields are left out); the measurement goes
-    to ``measurement`` as a dict, and its utilization, throughput, energy, FLOPs and params also
-    to flat attributes of the same names.
-
-    Returns:
-        ``decision``, unchanged.
-    """
-    for key, value in decision.to_dict().items():
-        if value is not None:
-            trial.set_user_attr(DECISION_ATTR_PREFIX + key, value)
-    if measurement is not None:
-        d = measurement.to_dict()
-        trial.set_user_attr(MEASUREMENT_ATTR, {k: _json_safe(v) for k, v in d.items()})
-        for key in _FLAT_MEASUREMENT_ATTRS:
-            if _json_safe(d[key]) is not None:
-                trial.set_user_attr(key, d[key])
-    return decision
-
-
-def _json_safe(v: Any) -> Any:
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
 
 def filter_trial(trial: Any, decision: Decision, measurement: Measurement | None = None) -> None:
     """Inside an objective: record the decision, then raise `optuna.TrialPruned` if it skips.

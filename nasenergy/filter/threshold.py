@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.filter.base import UtilizationFilter
-from nasenergy.filter.calibration import ThresholdCalibration, calibrate_threshold
+from nasenergy.filter.threshold_calibration import ThresholdCalibration, calibrate_threshold
 from nasenergy.filter.records import (
     DEFAULT_OBJECTIVES,
     OBJECTIVE_SENSES,
@@ -60,7 +60,7 @@ def good_mask(
 class ThresholdFilter(UtilizationFilter):
     """Admit when measured utilization ≥ τ, with τ calibrated for a target recall of good candidates.
 
-    τ is calibrated (see `nasenergy.filter.calibration`) by `fit`, or, without `fit`, once
+    τ is calibrated (see `nasenergy.filter.threshold_calibration`) by `fit`, or, without `fit`, once
     ``min_fit`` evaluated candidates with a known utilization have been observed; until then
     everything is admitted, so that first sample is unbiased. After that τ stays fixed: candidates
     observed later passed the filter, so they over-represent high utilization and recalibrating on

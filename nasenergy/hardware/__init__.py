@@ -2,7 +2,7 @@
 
 Public names (imported lazily, so importing this package is cheap and needs neither torch nor a
 GPU): the protocols `Meter`, `ArchMeter`, `RecordedProfile`, `ClockControlMeter`; the registry
-(`MeterKind`, `register_meter`); `MeterError`, `CudaMeter`, `CpuMeter`, `RecordedMeter`, `NotRecordedError`,
+(`MeterKind`, `register_meter`); `Coverage` (what a recorded profile holds); `MeterError`, `CudaMeter`, `CpuMeter`, `RecordedMeter`, `NotRecordedError`,
 `select_meter`, `count_model`, `ModelCount`, `open_device`, `NvmlDevice` and the `NvmlError`
 family. Fakes for tests are in `nasenergy.testing`.
 """
@@ -16,6 +16,7 @@ _EXPORTS = {
     "ArchMeter": "meter",
     "RecordedProfile": "meter",
     "ClockControlMeter": "meter",
+    "Coverage": "coverage",
     "MeterKind": "registry",
     "register_meter": "registry",
     "MeterError": "meter",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Callable
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, Meter
 from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
+
+logger = logging.getLogger(__name__)
 
 
 def cuda_available() -> bool:
@@ -17,11 +20,11 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = print, *,
+def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = logger.info, *,
                      space_name: str = "tss") -> str:
     """The concrete hardware for `hardware`: ``auto`` becomes ``cuda`` if a GPU is present, else
     ``recorded`` where a recorded profile of `space_name` is installed, else ``cpu`` (announced in
-    one line through `announce`).
+    one line through `announce`: by default this module's logger at INFO; ``None``: nowhere).
 
     Raises:
         UsageError: unknown `hardware`.
@@ -49,7 +52,7 @@ def select_meter(
     *,
     profile_path: str | os.PathLike[str] | None = None,
     space: Any = None,
-    announce: Callable[[str], None] | None = print,
+    announce: Callable[[str], None] | None = logger.info,
     **meter_options: Any,
 ) -> Meter | ArchMeter:
     """A meter for `hardware`.
@@ -61,7 +64,8 @@ def select_meter(
             (saying so in one line through `announce`).
         profile_path: the profile for the recorded meter (default: the shipped H200 profile).
         space: the search space (for meters answering architectures, e.g. the recorded one).
-        announce: where the one-line note of `auto` goes (``None``: nowhere).
+        announce: where the one-line note of `auto` goes (default: this module's logger at INFO,
+            which `nasenergy.log` writes to stderr; ``None``: nowhere).
         **meter_options: passed to the meter's constructor (`CudaMeter`, `CpuMeter`, ...).
 
     Raises:

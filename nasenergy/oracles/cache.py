@@ -7,7 +7,6 @@ The cache folder is ``--cache-dir`` when given, else ``$NASENERGY_HOME``, else
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,20 +19,10 @@ from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, ReplaceRefusedError
 from nasenergy.oracles.lookup import BenchmarkOracle
 from nasenergy.oracles.nats import locate_nats
-from nasenergy.oracles.nats_import import Progress, read_nats
+from nasenergy.oracles.nats_import import ProgressCallback, read_nats
 from nasenergy.oracles.store import load_benchmark, save_benchmark
 from nasenergy.oracles.tables import is_table, read_tables, table_files
-
-CACHE_ENV = "NASENERGY_HOME"
-
-
-def cache_dir(override: str | Path | None = None) -> Path:
-    """The cache folder: `override`, else ``$NASENERGY_HOME``, else ``~/.cache/nasenergy``."""
-    if override is not None:
-        return Path(override).expanduser()
-    env = os.environ.get(CACHE_ENV)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "nasenergy"
-
+from nasenergy.paths import cache_dir
 
 def cache_file(space_name: str, directory: str | Path | None = None) -> Path:
     """Where the benchmark of a space is installed."""
@@ -41,7 +30,7 @@ def cache_file(space_name: str, directory: str | Path | None = None) -> Path:
 
 
 def read_source(path: str | Path, space_name: str | None = None, *, workers: int | None = None,
-                progress: Progress | None = None) -> BenchmarkData:
+                progress: ProgressCallback | None = None) -> BenchmarkData:
     """Read any benchmark source: NATS-Bench files, one table, or a folder of tables.
 
     Args:
@@ -84,7 +73,7 @@ class InstallResult:
 
 
 def install(path: str | Path, *, space_name: str | None = None, directory: str | Path | None = None,
-            workers: int | None = None, progress: Progress | None = None, force: bool = False) -> InstallResult:
+            workers: int | None = None, progress: ProgressCallback | None = None, force: bool = False) -> InstallResult:
     """Import a benchmark source into the cache (replacing the space's previous file).
 
     The rate model for unrecorded costs (`nasenergy.oracles.cost_model`) is fitted here, once.

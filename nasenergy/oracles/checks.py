@@ -7,13 +7,16 @@ first `SHOWN` of them and how many more.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from nasenergy.oracles.data import BenchmarkData
+
+class _Covered(Protocol):
+    """What `losses` reads of a benchmark (`nasenergy.oracles.data.BenchmarkData.coverage`)."""
+
+    def coverage(self) -> Mapping[str, Mapping[str, int]]: ...
 
 ACCURACY_RANGE_PCT: tuple[float, float] = (0.0, 100.0)
 """Every accuracy is a percentage."""
@@ -47,7 +50,7 @@ def bad_accuracies(values: np.ndarray) -> list[tuple[int, float]]:
     return [(int(i), float(array[i][bad[i]][0])) for i in rows]
 
 
-def losses(installed: "BenchmarkData", new: "BenchmarkData") -> list[str]:
+def losses(installed: _Covered, new: _Covered) -> list[str]:
     """What replacing ``installed`` by ``new`` would lose: metrics ``new`` lacks, and metrics for
     which it holds fewer architectures. Empty when nothing is lost."""
     old_cov, new_cov = installed.coverage(), new.coverage()

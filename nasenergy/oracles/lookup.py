@@ -25,7 +25,7 @@ import numpy as np
 
 from nasenergy.errors import ArchError, UsageError
 from nasenergy.oracles.archs import arch_index
-from nasenergy.oracles.cost_estimate import StepTimeEstimator
+from nasenergy.oracles.cost_estimate import STEP_TIMES_FILE, StepTimeEstimator
 from nasenergy.oracles.cost_model import attach_rate_model
 from nasenergy.oracles.data import BenchmarkData, MetricKey
 from nasenergy.oracles.datasets import NatsCell, resolve
@@ -38,6 +38,8 @@ from nasenergy.oracles.evaluation import (
     default_metrics,
     trial_label,
 )
+from nasenergy.oracles.tables import read_tables
+from nasenergy.paths import cache_dir
 
 ESTIMATE_MODES: tuple[str, ...] = ("auto", "fit", "device", "none")
 
@@ -249,9 +251,6 @@ class BenchmarkOracle:
 
     def _device_estimator(self) -> StepTimeEstimator:
         if self._step_estimator is None:
-            from nasenergy.oracles.cache import cache_dir
-            from nasenergy.oracles.cost_estimate import STEP_TIMES_FILE
-
             self._step_estimator = StepTimeEstimator(
                 self.space_name, store_path=cache_dir() / STEP_TIMES_FILE)
         return self._step_estimator
@@ -268,8 +267,6 @@ class TableOracle(BenchmarkOracle):
     """
 
     def __init__(self, path: str | Path, space: str | None = None, **options: Any) -> None:
-        from nasenergy.oracles.tables import read_tables
-
         data = read_tables(path, space)
         super().__init__(data, description=f"benchmark tables at {Path(path).resolve()}", **options)
 

@@ -23,7 +23,7 @@ from nasenergy.oracles.datasets import EVAL_IMAGES, SPLITS
 from nasenergy.oracles.errors import CorruptBenchmarkError
 from nasenergy.oracles.nats import META_FILE, PICKLE_EXT, NatsLocation
 
-Progress = Callable[[int, int], None]
+ProgressCallback = Callable[[int, int], None]
 """Called with (architectures read, architectures to read)."""
 
 _INLINE_LIMIT = 64
@@ -91,7 +91,7 @@ def _cell_files(location: NatsLocation, size: int) -> dict[int, str]:
     return found
 
 
-def _read_all(files: dict[int, str], workers: int | None, progress: Progress | None) -> Iterable[tuple[int, dict[str, Any]]]:
+def _read_all(files: dict[int, str], workers: int | None, progress: ProgressCallback | None) -> Iterable[tuple[int, dict[str, Any]]]:
     items = sorted(files.items())
     total = len(items)
     if total <= _INLINE_LIMIT or workers == 1:
@@ -110,7 +110,7 @@ def _read_all(files: dict[int, str], workers: int | None, progress: Progress | N
 
 
 def read_nats(location: NatsLocation, *, workers: int | None = None,
-              progress: Progress | None = None) -> BenchmarkData:
+              progress: ProgressCallback | None = None) -> BenchmarkData:
     """Every record of an official NATS-Bench benchmark.
 
     Args:

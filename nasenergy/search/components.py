@@ -33,8 +33,8 @@ must match what the front holds (`DvfsStep.energy_bound`, `default_energy_bound`
 
 from __future__ import annotations
 
+import logging
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -49,6 +49,8 @@ from nasenergy.oracles.evaluation import AccuracyOracle
 from search_spaces import SpaceProtocol
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
+
+logger = logging.getLogger(__name__)
 
 OptimalClockFn = Callable[[Any, Measurement], Any]
 """``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock``."""
@@ -335,7 +337,7 @@ def build_components(config: SearchConfig) -> Components:
     from search_spaces import get_space
 
     space = get_space(config.space)
-    announce = None if config.quiet else (lambda line: print(line, file=sys.stderr))
+    announce = None if config.quiet else logger.info
     meter = select_meter(config.hardware, space=space, announce=announce)
     if isinstance(meter, CpuMeter):
         check_meter_serves("cpu", config)

@@ -15,7 +15,7 @@ storage so that each of its calls is retried this way.
 
 from __future__ import annotations
 
-import sys
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 
 from nasenergy.errors import NasEnergyError, first_line
 from nasenergy.search.exit_codes import EXIT_DATABASE
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -110,7 +112,8 @@ class DbRetry:
     Args:
         retry_s: how long one outage may last before the caller gives up (0: never retry).
         what: the database as the message names it (password masked).
-        report: receives the one line printed per outage (default: stderr).
+        report: receives the one line per outage (default: the module's logger, WARNING, which
+            `nasenergy.log` writes to stderr).
         sleep: waits between attempts (tests pass a fake).
         clock: a monotonic clock (tests pass a fake).
     """
@@ -126,7 +129,7 @@ class DbRetry:
     ) -> None:
         self.retry_s = float(retry_s)
         self.what = what
-        self._report = report or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._report = report or logger.warning
         self._sleep = sleep
         self._clock = clock
         self._lock = threading.Lock()

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,6 +30,8 @@ from typing import Any
 from optuna.storages.journal import BaseJournalBackend
 
 from nasenergy.errors import NasEnergyError
+
+logger = logging.getLogger(__name__)
 
 SYNC_INTERVAL_S = 1.0
 """Longest time between two flushes of the journal to disk, seconds."""
@@ -45,7 +47,7 @@ class JournalDamagedError(NasEnergyError):
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    logger.warning("warning: %s", message)
 
 
 class JournalFile(BaseJournalBackend):

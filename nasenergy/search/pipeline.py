@@ -33,9 +33,9 @@ full evaluation (`candidates_since_evaluation`).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,17 +45,21 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import CandidateError, NasEnergyError
+from nasenergy.filter.trial_attrs import record_decision
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
+from nasenergy.pareto import ParetoFront
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, Cell, ClaimStore
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
-from nasenergy.search.objectives import front_mask, objectives_for
+from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
 from nasenergy.search.tpe_dedup import watch_seen_classes
+
+logger = logging.getLogger(__name__)
 
 POLL_S = 0.25
 """Seconds between looks at the claims while waiting for other workers."""
@@ -164,7 +168,7 @@ class Worker:
 
         self.config = config
         self.study = study
-        self.parts = components
+        self.components = components
         self.claims = claims
         self.stop = stop
         self.on_candidate = on_candidate or (lambda _outcome: None)
@@ -173,7 +177,7 @@ class Worker:
         self.cap = candidate_cap(config, components.coverage)
         self._trials = TrialAccess(storage, study.study_name)
         self._observed: set[int] = set()
-        self._front_points = np.empty((0, len(self.objectives)))
+        self._front = ParetoFront(self.objectives)
         self._states = optuna.trial.TrialState
         self._handled = 0
         self._seen = watch_seen_classes(study.sampler, components.space)  # TPE avoids seen networks
@@ -215,7 +219,7 @@ class Worker:
     def _exhausted(self, status: Any) -> bool:
         """Whether every class a partial recorded profile holds has been seen (a new candidate can
         then only be a duplicate or not recorded) while budget slots are still free."""
-        coverage = self.parts.coverage
+        coverage = self.components.coverage
         if coverage is None or coverage.complete or status.claimed >= status.budget:
             return False
         return status.done + status.running + status.failed + status.filtered >= coverage.covered_classes
@@ -225,7 +229,7 @@ class Worker:
     def _candidate(self) -> str:
         from optuna.exceptions import UpdateFinishedTrialError
 
-        space = self.parts.space
+        space = self.components.space
         trial = self.study.ask()
         try:
             arch = space.suggest(trial)
@@ -235,7 +239,7 @@ class Worker:
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
             try:
-                measurement = self.parts.measure(arch)
+                measurement = self.components.measure(arch)
             except NotRecordedError as exc:
                 self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
                 return self._tell(trial.number, oc.NOT_RECORDED, self._states.PRUNED, {tr.ERROR: str(exc)})
@@ -244,8 +248,8 @@ class Worker:
                     raise
                 self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
-            decision = self.parts.filter.admit(measurement, self._front_points, features=space.features(arch))
-            trial.set_user_attr(tr.CHEAP, tr.cheap_attr(measurement, decision))
+            decision = self.components.filter.admit(measurement, self._front.points, features=space.features(arch))
+            record_decision(trial, decision, measurement)
             if not decision.admit:
                 self.claims.record(canonical, str(arch), trial.number, FILTERED)
                 return self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
@@ -274,9 +278,9 @@ class Worker:
         """
         seed = evaluation_seed(self.config.seed, number if seed_number is None else seed_number)
         try:
-            evaluation = self.parts.oracle.evaluate(arch, self.config.dataset, seed=seed)
+            evaluation = self.components.oracle.evaluate(arch, self.config.dataset, seed=seed)
             final = self._final(arch)
-            clock = self.parts.optimal_clock(arch, measurement) if self.parts.optimal_clock else None
+            clock = self.components.optimal_clock(arch, measurement) if self.components.optimal_clock else None
             scored = self._scored(measurement, evaluation, clock)
         except NasEnergyError as exc:
             if not is_candidate_error(exc):
@@ -313,21 +317,19 @@ class Worker:
 
     def _discard(self, number: int, canonical: str) -> str:
         """Drop the result of a claim another worker took over, with one line."""
-        print(
-            f"note: trial {number}: another worker took over the claim on {canonical} while this worker was "
-            f"silent for longer than --lease-s ({self.config.lease_s:g} s); this worker's result is discarded "
-            "(the network is counted once)",
-            file=sys.stderr,
-            flush=True,
+        logger.warning(
+            "note: trial %s: another worker took over the claim on %s while this worker was silent for longer "
+            "than --lease-s (%s s); this worker's result is discarded (the network is counted once)",
+            number, canonical, f"{self.config.lease_s:g}",
         )
         return LOST
 
     def _final(self, arch: Any) -> dict[str, Any]:
         """The oracle's final reported figure (``report``), or ``{"error": ...}`` when it has none:
         it is reported beside the objectives, never searched on, so its absence fails nothing."""
-        report = getattr(self.parts.oracle, "report", None)
+        report = getattr(self.components.oracle, "report", None)
         if report is None:
-            return {"error": f"{type(self.parts.oracle).__name__} has no report method"}
+            return {"error": f"{type(self.components.oracle).__name__} has no report method"}
         try:
             return report(arch, self.config.dataset).as_dict()
         except NasEnergyError as exc:
@@ -384,12 +386,12 @@ class Worker:
         if original.state == self._states.COMPLETE:  # it died after telling, before closing
             self.claims.finish(cell.canonical, DONE)
             return
-        arch = self.parts.space.parse(cell.arch)
+        arch = self.components.space.parse(cell.arch)
         number = cell.trial_number
         if original.state != self._states.RUNNING:  # its trial was closed: record a fresh one
             keep = tuple(k for k in original.user_attrs if k not in (tr.OUTCOME, tr.ERROR))
             number = self._trials.create_running_copy(original, keep)
-        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.parts.space.index(arch))
+        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.components.space.index(arch))
         from optuna.exceptions import UpdateFinishedTrialError
 
         try:
@@ -399,7 +401,7 @@ class Worker:
             return
         stored = tr.measurement_of(original)
         # The measurement the filter admitted (a claim is only made after it is stored).
-        measurement = Measurement.from_dict(stored) if stored else self.parts.measure(arch)
+        measurement = Measurement.from_dict(stored) if stored else self.components.measure(arch)
         self._evaluate(number, arch, cell.canonical, measurement, seed_number=cell.trial_number)
 
     # ---------------------------------------------------------------- helpers
@@ -435,14 +437,13 @@ class Worker:
             self._observed.add(t.number)
             scored = tr.scored_of(t)
             measurement = Measurement.from_dict(tr.measurement_of(t))
-            self.parts.filter.observe(
+            self.components.filter.observe(
                 measurement,
                 scored["accuracy_pct"],
-                features=self.parts.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
+                features=self.components.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
                 throughput_img_per_s=scored.get("throughput_img_per_s"),
                 energy_j_per_img=scored.get("energy_j_per_img"),
             )
             new_points.append([scored[o.column] for o in self.objectives])
         if new_points:
-            pts = np.vstack([self._front_points, np.asarray(new_points, dtype=float)])
-            self._front_points = pts[front_mask(pts, self.objectives)]
+            self._front.extend(np.asarray(new_points, dtype=float))

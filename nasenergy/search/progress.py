@@ -16,7 +16,8 @@ import numpy as np
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore
-from nasenergy.search.objectives import SearchObjective, front_mask, hv_hypervolume
+from nasenergy.objectives import SearchObjective
+from nasenergy.pareto import ParetoFront
 
 REFRESH_S = 0.5
 
@@ -55,14 +56,14 @@ class Progress:
             [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED and t.values],
             dtype=float,
         ).reshape(-1, len(self._objectives))
-        front = int(front_mask(points, self._objectives).sum()) if len(points) else 0
+        front = ParetoFront.from_points(points, self._objectives)
         self._bar.total = status.budget
         self._bar.n = status.done
         counts = {"seen": len(trials), "filtered": outcomes[oc.FILTERED], "dup": outcomes[oc.DUPLICATE]}
         if outcomes[oc.NOT_RECORDED]:  # candidates a partial recorded profile cannot measure
             counts["not_recorded"] = outcomes[oc.NOT_RECORDED]
         self._bar.set_postfix(
-            ordered_dict=counts, front=front, hv=f"{hv_hypervolume(points, self._objectives):.4g}", refresh=False
+            ordered_dict=counts, front=len(front), hv=f"{front.search_hypervolume():.4g}", refresh=False
         )
         self._bar.refresh()
 

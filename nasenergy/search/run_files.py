@@ -28,7 +28,8 @@ from nasenergy.errors import DataNotFoundError, UsageError, first_line
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.search.credentials import PRIVATE_FILE_MODE
-from nasenergy.search.objectives import OBJECTIVES, SearchObjective, front_mask, objectives_for, points_of
+from nasenergy.pareto import ParetoFront
+from nasenergy.search.objectives import OBJECTIVES, SearchObjective, objectives_for, points_of
 from nasenergy.search.outcomes import EVALUATED, OUTCOMES
 
 CANDIDATES_CSV = "candidates.csv"
@@ -104,11 +105,10 @@ def evaluated_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
     """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front."""
     ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == EVALUATED]
-    mask = front_mask(points_of([rows[i] for i in ev_idx], objectives), objectives) if ev_idx else []
-    for r in rows:
-        r["on_front"] = False
-    for i, on in zip(ev_idx, mask):
-        rows[i]["on_front"] = bool(on)
+    front = ParetoFront.from_points(points_of([rows[i] for i in ev_idx], objectives), objectives, keys=ev_idx)
+    on_front = set(front.keys)
+    for i, r in enumerate(rows):
+        r["on_front"] = i in on_front
 
 
 def number_evaluations(rows: list[dict[str, Any]]) -> None:

@@ -17,6 +17,7 @@ several worker processes died.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -31,6 +32,8 @@ from typing import Any, Iterator
 import sqlalchemy as sa
 
 from nasenergy.errors import NasEnergyError
+from nasenergy.run_plots import draw_run
+from nasenergy.report import render_report
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
@@ -62,6 +65,8 @@ from nasenergy.search.study import (
     load_worker_study,
 )
 from nasenergy.search.trial_record import row_from_trial
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -333,7 +338,7 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     try:
         run_worker(config, spec, factory(config), stop=stop, parent_pid=parent_pid)
     except NasEnergyError as exc:
-        print(f"error: {mask_text(str(exc), secrets=[password_of(config.storage)])}", file=sys.stderr)
+        logger.error("error: %s", mask_text(str(exc), secrets=[password_of(config.storage)]))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -356,7 +361,7 @@ def _interrupts(stop: Any) -> Iterator[None]:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        print("\nstopping after the current candidate (Ctrl-C again to stop at once)", file=sys.stderr)
+        logger.warning("\nstopping after the current candidate (Ctrl-C again to stop at once)")
 
     previous = signal.signal(signal.SIGINT, on_sigint), signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -374,9 +379,6 @@ def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_co
     """Rebuild every file of the run folder from the study; returns the files written.
 
     `stop_reason` (a `RunSummary.stop_reason`) is kept in ``env.json`` and shown in the report."""
-    from nasenergy.plots import draw_run
-    from nasenergy.report import render_report
-
     out = config.out_dir
     private = has_password(config.storage)
     secrets = [password_of(config.storage)]

@@ -4,7 +4,9 @@ User attributes of a candidate's trial (few, since each is one write to the stor
 
 * ``candidate``: ``{"worker", "arch", "canonical", "arch_index"}``: who handles it and what it is.
 * ``cheap``: ``{"measurement": Measurement.to_dict(), "decision": Decision.to_dict()}``: the
-  cheap measurement at the default clock and the filter's decision.
+  cheap measurement at the default clock and the filter's decision, written by
+  `nasenergy.filter.trial_attrs.record_decision` (the representation the filter's Optuna helpers
+  use too).
 * ``result``: ``{"evaluation": Evaluation.as_dict(), "scored": {...}, "dvfs": {...}}``: the full
   evaluation, the objective figures told to Optuna (by column, with their sources) and the
   energy-optimal clock (`dvfs_attrs`; absent with ``--dvfs none``).
@@ -19,15 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from nasenergy.filter.trial_attrs import CHEAP_ATTR
+from nasenergy.filter.trial_attrs import measurement_of as _stored_measurement
 from nasenergy.search import outcomes as oc
 from nasenergy.search.candidate_schema import CANDIDATE_SCHEMA
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
-    from nasenergy.measurement import Measurement
-
-CANDIDATE, CHEAP, RESULT = "candidate", "cheap", "result"
+CANDIDATE, CHEAP, RESULT = "candidate", CHEAP_ATTR, "result"
 OUTCOME, DUPLICATE_OF, ERROR = "outcome", "duplicate_of", "error"
 IDENTITY_ATTRS: tuple[str, ...] = (CANDIDATE, OUTCOME, DUPLICATE_OF)
 """Attributes of the candidate itself; a duplicate copies every other attribute of the trial it
@@ -37,11 +39,6 @@ repeats."""
 def candidate_attr(worker: str, arch: Any, canonical: str, arch_index: int) -> dict[str, Any]:
     """The ``candidate`` attribute."""
     return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index)}
-
-
-def cheap_attr(measurement: "Measurement", decision: Any) -> dict[str, Any]:
-    """The ``cheap`` attribute."""
-    return {"measurement": measurement.to_dict(), "decision": decision.to_dict()}
 
 
 def result_attr(
@@ -62,7 +59,7 @@ def worker_of(trial: "FrozenTrial") -> str | None:
 
 def measurement_of(trial: "FrozenTrial") -> dict[str, Any] | None:
     """The stored cheap measurement of ``trial`` (a `Measurement.to_dict`), if any."""
-    return (trial.user_attrs.get(CHEAP) or {}).get("measurement")
+    return _stored_measurement(trial)
 
 
 def scored_of(trial: "FrozenTrial") -> dict[str, Any]:

@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 
 from dvfs_helpers import make_measurement, make_params, model_sweep
-from nasenergy.dvfs.backends import (ClockBackend, MeasuredBackend, MeasurementError,
+import nasenergy.dvfs
+from nasenergy.dvfs.backends import (ClockBackend, MeasuredBackend, ClockPointError,
                                      ModelledBackend, RecordedBackend, point_from_measurement)
 from nasenergy.dvfs.control import ClockControl
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation
-from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
+from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.errors import UsageError
 from nasenergy.testing import FakeNvml
 
@@ -66,10 +67,10 @@ def test_point_from_measurement_bases() -> None:
     above = make_measurement(avg_power_w=None, energy_basis="above_idle",
                              energy_j_per_img=320.0 / 200_000.0)
     assert point_from_measurement(above, 1980).power_w == pytest.approx(400.0)
-    with pytest.raises(MeasurementError, match="no power or energy"):
+    with pytest.raises(ClockPointError, match="no power or energy"):
         point_from_measurement(make_measurement(avg_power_w=None, energy_j_per_img=None,
                                                 energy_basis="unavailable"), 1980)
-    with pytest.raises(MeasurementError):
+    with pytest.raises(ClockPointError):
         point_from_measurement(make_measurement(avg_power_w=None, idle_power_w=None,
                                                 energy_basis="above_idle"), 1980)
 
@@ -91,3 +92,7 @@ def test_modelled_backend_matches_exhaustive_and_caveat(params) -> None:
     assert fast.n_probes <= 11
     assert "synthetic test parameters" in (fast.caveat or "")
     assert fast.default.sm_clock_mhz == 1980.0 and fast.default.source == "modelled"
+
+
+def test_the_former_name_of_clock_point_error_still_imports() -> None:
+    assert nasenergy.dvfs.MeasurementError is nasenergy.dvfs.ClockPointError

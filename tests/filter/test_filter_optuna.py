@@ -7,13 +7,16 @@ import pytest
 from optuna.trial import TrialState
 
 from nasenergy.filter import (
+    CHEAP_ATTR,
     Candidate,
     CompleteTrialBudget,
     FilteredObjective,
     FilterError,
     ThresholdFilter,
     apply_decision,
+    decision_of,
     filter_trial,
+    measurement_of,
     synthetic_observations,
 )
 
@@ -59,14 +62,15 @@ def test_filtered_objective_prunes_and_keeps_figures(calibrated) -> None:
     assert pruned and complete
     assert {t.number for t in complete} == set(evaluated)
     for t in pruned:
-        assert t.user_attrs["filter_admit"] is False
-        assert t.user_attrs["utilization"] < tau
-        assert t.user_attrs["filter_threshold"] == tau
-        assert "τ" in t.user_attrs["filter_reason"]
-        assert t.user_attrs["measurement"]["throughput_img_per_s"] == t.user_attrs["throughput_img_per_s"]
+        decision, measurement = decision_of(t), measurement_of(t)
+        assert decision["admit"] is False
+        assert measurement["utilization"] < tau
+        assert decision["threshold"] == tau
+        assert "τ" in decision["reason"]
+        assert t.user_attrs[CHEAP_ATTR] == {"measurement": measurement, "decision": decision}
     for t in complete:
         o = pool[t.params["i"]]
-        assert t.user_attrs["filter_admit"] is True
+        assert decision_of(t)["admit"] is True
         assert t.values == [o.accuracy, o.measurement.throughput_img_per_s, o.measurement.energy_j_per_img]
     assert flt.n_observed == n_before + len(complete)
     assert len(objective.front) >= 1
@@ -106,7 +110,7 @@ def test_ask_and_tell(calibrated) -> None:
     assert told["pruned"] > 0 and told["complete"] > 0
     pruned = study.get_trials(states=(TrialState.PRUNED,))
     assert len(pruned) == told["pruned"]
-    assert all(t.user_attrs["filter_admit"] is False and "utilization" in t.user_attrs for t in pruned)
+    assert all(decision_of(t)["admit"] is False and "utilization" in measurement_of(t) for t in pruned)
 
 
 def test_filter_trial_inside_a_single_objective_study(calibrated) -> None:
@@ -139,3 +143,11 @@ def test_missing_energy_objective_is_a_clear_error(calibrated) -> None:
     study2 = _study(two.directions)
     study2.optimize(two, n_trials=2)
     assert all(t.state == TrialState.COMPLETE for t in study2.trials)
+
+
+def test_decisions_of_earlier_versions_are_still_read() -> None:
+    """Trials recorded with the flat ``filter_<field>`` / ``measurement`` attributes of earlier versions."""
+    old = {"filter_admit": False, "filter_reason": "utilization 0.1 < τ", "measurement": {"utilization": 0.1}}
+    assert decision_of(old) == {"admit": False, "reason": "utilization 0.1 < τ"}
+    assert measurement_of(old) == {"utilization": 0.1}
+    assert decision_of({}) is None and measurement_of({}) is None

@@ -7,7 +7,7 @@ import pytest
 
 from nasenergy.dvfs.backends import RecordedBackend
 from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, ClockPoint
-from nasenergy.dvfs.search import exhaustive_search, find_optimal_clock
+from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
 from nasenergy.errors import UsageError
 

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasenergy.search.objectives import SearchObjective, hv_curve, hypervolume_axis_label, points_of
+from nasenergy.objectives import SearchObjective, hypervolume_axis_label
+from nasenergy.pareto import points_of, search_hypervolume_curve
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
-    from nasenergy.search.run_files import RunRecord
+    from nasenergy.protocols import RunView
 
 _LOG_OBJECTIVES = ("throughput", "energy")
 
@@ -172,7 +173,7 @@ def hypervolume_series(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(evaluations, hypervolume)``: x = 1..n full evaluations, y = hypervolume after each."""
     pts = points_of(evaluated_in_order, objectives)
-    return np.arange(1, len(pts) + 1), hv_curve(pts, objectives)
+    return np.arange(1, len(pts) + 1), search_hypervolume_curve(pts, objectives)
 
 
 def plot_hypervolume(
@@ -225,7 +226,7 @@ def plot_names(objectives: Sequence[SearchObjective]) -> list[str]:
     return [*names, HYPERVOLUME_PNG]
 
 
-def draw_run(record: "RunRecord", out_dir: Path | None = None) -> list[Path]:
+def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     """Draw a run's plots (projections, 3-D view, hypervolume curve) from its rows.
 
     Args:

@@ -1,0 +1,217 @@
+"""Search efficiency, part 1: the set-up, the measured subspace, its true front and the two
+hypervolume yardsticks (see ``experiments/search_efficiency.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nasenergy.errors import UsageError
+from nasenergy.hardware.recorded import RecordedMeter
+from nasenergy.objectives import OBJECTIVE_NAMES, objectives_for
+from nasenergy.pareto import ParetoFront, hypervolume, search_hypervolume
+from nasenergy.paths import shared_data_dir
+from nasenergy.search.components import build_components
+from nasenergy.search.config import DEFAULT_PATIENCE, SearchConfig
+
+OBJECTIVES: tuple[str, ...] = OBJECTIVE_NAMES
+DATASET = "cifar10"
+METHODS: dict[str, tuple[str, str]] = {
+    "random": ("random", "none"),
+    "tpe": ("tpe", "none"),
+    "nsga2": ("nsga2", "none"),
+    "tpe+threshold": ("tpe", "threshold"),
+    "tpe+dominance": ("tpe", "dominance"),
+    "tpe+dominance@0.95": ("tpe", "dominance"),
+    "tpe+dominance@0.5": ("tpe", "dominance"),
+}
+"""method -> (sampler, filter)."""
+TARGET_RECALL: dict[str, float] = {"tpe+dominance@0.95": 0.95, "tpe+dominance@0.5": 0.5}
+"""Methods that set the filter's target recall (the others keep the command's default)."""
+DEFAULT_METHODS: tuple[str, ...] = ("random", "tpe", "nsga2", "tpe+threshold", "tpe+dominance")
+"""The methods run when ``--methods`` is not given; the recall variants are a sensitivity study."""
+LEVELS: tuple[float, ...] = (0.95, 0.99)
+WARMUP_FACTOR = 3.0
+YARDSTICKS: dict[str, str] = {
+    "normalised": "hv_norm_ratio",
+    "origin": "hv_ratio",
+}
+"""Hypervolume yardstick -> the prefix of its ratio columns; the first is the primary one."""
+PRIMARY = "normalised"
+
+# ---------------------------------------------------------------------------------- subspace
+
+
+@dataclass
+class ClassFigures:
+    """One profiled class: its default-clock measurement and its scored figures.
+
+    Attributes:
+        measurement: the recorded default-clock `Measurement`.
+        throughput_img_per_s: at the modelled energy-optimal clock.
+        energy_j_per_img: at the modelled energy-optimal clock.
+        cost_s: what measuring it costs in a search (recorded, warm-up replaced by the median).
+    """
+
+    measurement: Any
+    throughput_img_per_s: float
+    energy_j_per_img: float
+    cost_s: float
+
+
+@dataclass
+class Subspace:
+    """The measured subspace: the profiled classes and the true Pareto front over their cells.
+
+    Attributes:
+        classes: canonical string -> `ClassFigures`.
+        n_cells: TSS cells whose class is profiled.
+        true_front: ``(n, 3)`` objective rows (accuracy %, img/s, J/img) of the true front.
+        true_hv: its origin-based hypervolume (`nasenergy.pareto.search_hypervolume`).
+        true_front_arch_index: official index of the cell behind each true-front row.
+        median_measure_cost_s: the profile's median measurement cost.
+        n_warmup: classes whose cost was a warm-up (charged the median).
+        lower: ``(3,)`` each objective's minimum over every point of the subspace (own units).
+        upper: ``(3,)`` each objective's maximum over every point of the subspace.
+        true_hv_norm: the true front's normalised hypervolume (`normalised_hv`).
+        dataset: the NATS-Bench dataset whose accuracies it holds.
+    """
+
+    classes: dict[str, ClassFigures]
+    n_cells: int
+    true_front: np.ndarray
+    true_hv: float
+    true_front_arch_index: list[int]
+    median_measure_cost_s: float
+    n_warmup: int
+    lower: np.ndarray
+    upper: np.ndarray
+    true_hv_norm: float
+    dataset: str = DATASET
+
+
+def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None,
+                  dataset: str = DATASET) -> Any:
+    """The `SearchConfig` of one run (recorded H200 profile, modelled DVFS, shared tables);
+    ``patience`` None: the command's default stall guard."""
+    sampler, filt = METHODS[method]
+    recall = {"target_recall": TARGET_RECALL[method]} if method in TARGET_RECALL else {}
+    return SearchConfig(
+        budget=budget, space="tss", dataset=dataset, objectives=OBJECTIVES,
+        benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
+        sampler=sampler, seed=seed, out=out, quiet=True,
+        patience=DEFAULT_PATIENCE if patience is None else patience, **recall,
+    )
+
+
+def build_subspace(config: Any) -> Subspace:
+    """Score every profiled class with the search's own parts (`build_components`: the recorded
+    meter and the modelled DVFS step), find the true front over every cell of those classes, and
+    the bounds of each objective over all those cells (the normalised yardstick)."""
+    components = build_components(config)
+    space, oracle, measure = components.space, components.oracle, components.measure
+    optimal_clock = components.optimal_clock
+    rows = [r for r in RecordedMeter(space=space).rows()
+            if (r["precision"], int(r["batch_size"])) == (config.precision, config.batch_size)]
+    costs = [float(r["measure_cost_s"]) for r in rows]
+    median = float(np.median(costs))
+    classes: dict[str, ClassFigures] = {}
+    n_warmup = 0
+    for r in rows:
+        arch = space.parse(r["canonical_arch"])
+        m = measure(arch)
+        clock = optimal_clock(arch, m)
+        cost = float(m.measure_cost_s)
+        if cost > WARMUP_FACTOR * median:
+            cost, n_warmup = median, n_warmup + 1
+        classes[str(space.canonical(arch))] = ClassFigures(
+            m, float(clock.best.throughput_img_per_s), float(clock.best.energy_j_per_img), cost)
+    points, index = [], []
+    n_cells = 0
+    for i in range(space.size):
+        arch = space.arch_at(i)
+        fig = classes.get(str(space.canonical(arch)))
+        if fig is None:
+            continue
+        n_cells += 1
+        for acc in sorted(_possible_accuracies(oracle, arch, config.dataset)):
+            points.append([acc, fig.throughput_img_per_s, fig.energy_j_per_img])
+            index.append(i)
+    if not points:
+        raise UsageError("the recorded profile holds no TSS cell: nothing to search")
+    pts = np.array(points)
+    objectives = objectives_for(OBJECTIVES)
+    true = ParetoFront.from_points(pts, objectives, keys=index)
+    front = true.points
+    lower, upper = pts.min(axis=0), pts.max(axis=0)
+    return Subspace(classes, n_cells, front, true.search_hypervolume(),
+                    [int(k) for k in true.keys], median, n_warmup, lower, upper,
+                    normalised_hv(front, lower, upper), config.dataset)
+
+
+def _possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30) -> set[float]:
+    """Every search-metric value the oracle can return for `arch` (all recorded runs)."""
+    first = oracle.evaluate(arch, dataset, seed=0)
+    values = {float(first.accuracy_pct)}
+    if first.trial != "mean":  # one run drawn at random: collect the others
+        values |= {float(oracle.evaluate(arch, dataset, seed=s).accuracy_pct) for s in range(1, n_draws)}
+    return values
+
+
+# ----------------------------------------------------------------------------- hypervolume
+
+
+def to_unit_maximisation(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Objective rows (accuracy %, img/s, J/img) min-max normalised with the given bounds and
+    turned into maximisation: 0 is the subspace's worst value of each objective, 1 its best."""
+    pts = np.asarray(points, dtype=float).reshape(-1, len(OBJECTIVES))
+    span = np.where(upper > lower, upper - lower, 1.0)
+    unit = (pts - lower) / span
+    for j, obj in enumerate(objectives_for(OBJECTIVES)):
+        if obj.sense == "minimize":
+            unit[:, j] = 1.0 - unit[:, j]
+    return unit
+
+
+def normalised_hv(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """The normalised hypervolume of objective rows: `to_unit_maximisation`, reference point 0
+    (the subspace's worst corner), exact 3-D volume (`nasenergy.pareto.hypervolume`); at most 1."""
+    unit = to_unit_maximisation(points, lower, upper)
+    return hypervolume(unit, [0.0] * unit.shape[1], ["maximize"] * unit.shape[1])
+
+
+def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
+    """Each yardstick's ratio (found / true front) after each of the evaluated points, in order.
+
+    Args:
+        values: ``(n, 3)`` evaluated objective rows (accuracy %, img/s, J/img) in evaluation order.
+        sub: the measured subspace (true front and bounds).
+
+    Returns:
+        yardstick name -> ``(n,)`` ratios.
+    """
+    values = np.asarray(values, dtype=float).reshape(-1, len(OBJECTIVES))
+    out = {name: np.zeros(len(values)) for name in YARDSTICKS}
+    front = ParetoFront(objectives_for(OBJECTIVES))
+    ratios = {name: 0.0 for name in YARDSTICKS}
+    for k, v in enumerate(values):
+        if not np.isnan(v).any() and front.add(v):
+            ratios = {"origin": front.search_hypervolume() / sub.true_hv,
+                      "normalised": normalised_hv(front.points, sub.lower, sub.upper) / sub.true_hv_norm}
+        for name in YARDSTICKS:
+            out[name][k] = ratios[name]
+    return out
+
+
+def front_contributions(sub: Subspace, yardstick: str) -> np.ndarray:
+    """Each true-front point's exclusive share of the true hypervolume under `yardstick`."""
+    objectives = objectives_for(OBJECTIVES)
+
+    def hv(front: np.ndarray) -> float:
+        if yardstick == "origin":
+            return search_hypervolume(front, objectives) / sub.true_hv
+        return normalised_hv(front, sub.lower, sub.upper) / sub.true_hv_norm
+
+    return np.array([1.0 - hv(np.delete(sub.true_front, i, axis=0)) for i in range(len(sub.true_front))])
