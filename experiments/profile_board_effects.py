@@ -16,7 +16,6 @@ Writes ``board_effects.csv`` and ``README.md`` to ``--out`` (default
 
 from __future__ import annotations
 
-import argparse
 import csv
 import re
 from pathlib import Path

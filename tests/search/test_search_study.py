@@ -3,7 +3,6 @@ recording its candidate leaves a running trial, which the end of the run closes.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
