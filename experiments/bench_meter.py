@@ -25,6 +25,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from nasenergy._cli import OneLineParser
+from nasenergy.hardware.cuda_meter import CudaMeter
+from nasenergy.hardware.peaks import PeakCache
+from search_spaces import get_space
 
 TARGETS = {"throughput": {"cost_s": 0.15, "cv": 0.01}, "energy": {"cost_s": 1.5, "cv": 0.02}}
 
@@ -34,7 +38,6 @@ def _cv(values: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy._cli import OneLineParser
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cells", type=int, default=20)
     p.add_argument("--repeats", type=int, default=5)
@@ -48,9 +51,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from nasenergy.hardware.cuda_meter import CudaMeter
-    from nasenergy.hardware.peaks import PeakCache
-    from search_spaces import get_space
 
     if not torch.cuda.is_available():
         print("error: this benchmark needs a CUDA GPU", file=sys.stderr)

@@ -38,6 +38,17 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.hardware.recorded import RecordedMeter
+from nasenergy.oracles import load_oracle
+from nasenergy.paths import shared_data_dir
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.components import Components, arch_measurer, build_components, make_dvfs, make_filter
+from nasenergy.search.coverage import profile_coverage
+from nasenergy.search.objectives import hv_hypervolume, points_of
+from nasenergy.search.run_files import load_run
+from nasenergy.testing import FakeMeter
+from search_spaces import get_space
 
 TARGET_S = 60.0
 TARGET_RATIO_TO_UNFILTERED = 3.0
@@ -52,11 +63,6 @@ COLUMNS = (
 
 def fake_h200_components(config):
     """Parts with `FakeMeter` (synthetic, H200-like device name so the H200 DVFS set applies)."""
-    from nasenergy.oracles import load_oracle
-    from nasenergy.search.components import Components, arch_measurer, make_dvfs, make_filter
-    from nasenergy.testing import FakeMeter
-    from search_spaces import get_space
-
     space = get_space(config.space)
     meter = FakeMeter(noise_cv=0.05, seed=config.seed, device_name="fake H200 (synthetic)")
     oracle = load_oracle(config.benchmark, space, seed=config.seed)
@@ -73,11 +79,6 @@ def fake_h200_components(config):
 
 def run_one(budget: int, hardware: str, filter_mode: str, benchmark: Path, sampler: str) -> dict:
     """One timed search; returns its `COLUMNS` row."""
-    from nasenergy.search import SearchConfig, run_search
-    from nasenergy.search.components import build_components
-    from nasenergy.search.objectives import hv_hypervolume, points_of
-    from nasenergy.search.run_files import load_run
-
     factory = fake_h200_components if hardware == "fake" else build_components
     with tempfile.TemporaryDirectory(prefix="nasenergy-bench-") as tmp:
         config = SearchConfig(
@@ -186,11 +187,6 @@ def recorded_profile_coverage() -> Any | None:
     Raises:
         NasEnergyError: the profile is not installed or unreadable.
     """
-    from nasenergy.hardware.recorded import RecordedMeter
-    from nasenergy.search import SearchConfig
-    from nasenergy.search.coverage import profile_coverage
-    from search_spaces import get_space
-
     space = get_space("tss")
     found = profile_coverage(RecordedMeter(space=space), space, SearchConfig())  # fails clearly if absent
     return found or None
@@ -221,8 +217,6 @@ def add_ratio_to_unfiltered(rows: list[dict]) -> None:
 
 def run_all(args: argparse.Namespace) -> int:
     """Every configured search, then ``timings.csv`` and ``README.md``; 1 when a run misses the target."""
-    from nasenergy.paths import shared_data_dir
-
     benchmark = args.benchmark or shared_data_dir()
     coverage = None
     if args.hardware == "recorded":
@@ -250,7 +244,6 @@ def run_all(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    from nasenergy._cli import OneLineParser
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--budget", type=int, default=200)
     p.add_argument("--hardware", choices=("recorded", "fake"), default="recorded")
@@ -266,7 +259,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import optuna
 
-    from nasenergy._cli import run_main
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     return run_main(lambda: run_all(args))

@@ -28,6 +28,11 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
+from nasenergy.hardware.cuda_meter import CudaMeter
+from profile_tss_space import parse_shard
+from search_spaces import get_space
 
 FIELDS = ("arch", "arch_index", "deployed_key", "precision", "batch_size",
           "params_as_built", "flops_as_built", "params_deployed", "flops_deployed",
@@ -58,8 +63,6 @@ def _counter_cols(counters: Any, suffix: str) -> dict[str, Any]:
 def cmd_measure(args: argparse.Namespace) -> int:
     import torch
 
-    from nasenergy.hardware.cuda_meter import CudaMeter
-    from search_spaces import get_space
 
     if not torch.cuda.is_available():
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
@@ -164,8 +167,6 @@ def summarize(rows: list[dict[str, str]]) -> list[str]:
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
-    from nasenergy.errors import UsageError
-
     rows: list[dict[str, str]] = []
     for path in args.csvs:
         try:
@@ -190,10 +191,7 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy._cli import OneLineParser, run_main
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from profile_tss_space import parse_shard
 
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)

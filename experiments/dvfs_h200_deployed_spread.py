@@ -24,6 +24,7 @@ from nasenergy.dvfs.api import optimal_clock_for
 from nasenergy.dvfs.params import shipped_params
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.hardware.recorded import DEPLOYED_PROFILE, measurement_from_row, read_profile
+from search_spaces import get_space
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_h200_deployed_spread"
@@ -188,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
         n_profile = len({r["canonical_arch"] for r in rows})
         if n_profile < MIN_CLASSES:
             raise UsageError(f"the profile holds fewer than {MIN_CLASSES} classes")
-        from search_spaces import get_space
 
         n_total = len(get_space("tss").deployed_classes())
         per_class = per_class_rows(rows)

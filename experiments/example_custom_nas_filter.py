@@ -22,7 +22,8 @@ from typing import Any
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
-from nasenergy.filter import decision_of
+from nasenergy.filter import Candidate, CompleteTrialBudget, FilteredObjective, UtilizationFilter, decision_of
+from nasenergy.hardware.cpu_meter import CpuMeter
 
 DEPTHS = (1, 2, 3)
 WIDTHS = (2, 4, 8, 16, 32)
@@ -94,8 +95,6 @@ def train_and_score(model: Any, data: dict[str, Any], *, epochs: int, seed: int,
 def build_filter(mode: str, min_fit: int, target_recall: float, seed: int) -> Any:
     """The filter for this example: the front is accuracy × throughput (no energy on a CPU), and
     the front holds figures measured at the same (only) clock, so no energy optimism is needed."""
-    from nasenergy.filter import UtilizationFilter
-
     objectives = ("accuracy", "throughput")
     if mode == "dominance":
         return UtilizationFilter.create(
@@ -115,8 +114,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from optuna.trial import TrialState
 
-    from nasenergy.filter import Candidate, CompleteTrialBudget, FilteredObjective
-    from nasenergy.hardware.cpu_meter import CpuMeter
 
     torch.set_num_threads(args.threads)
     data = load_digits_tensors(args.seed)

@@ -42,7 +42,13 @@ import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
-from search_spaces import DATASETS
+from search_spaces import DATASETS, get_space
+from nasenergy.dvfs import optimal_clock_for, params_for_device
+from nasenergy.filter import UtilizationFilter
+from nasenergy.hardware.recorded import DEFAULT_PROFILE, measurement_from_row, read_profile
+from nasenergy.oracles import load_oracle
+from nasenergy.pareto import non_dominated_mask
+from nasenergy.paths import shared_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "measurement_cost"
@@ -82,8 +88,6 @@ def _q(x: np.ndarray, q: float) -> float:
 
 def profile_rows(profile: Path) -> list[dict[str, str]]:
     """The fp16 rows of the recorded profile."""
-    from nasenergy.hardware.recorded import read_profile
-
     rows = [r for r in read_profile(profile) if r["precision"] == "fp16"]
     if not rows:
         raise UsageError(f"{profile} has no fp16 rows")
@@ -143,10 +147,6 @@ def measurement_costs(rows: list[dict[str, str]], meter_cells: Path | None) -> l
 def cpu_costs(rows: list[dict[str, str]], oracle: Any, space: Any, n: int = 200, seed: int = 0) -> list[CostRow]:
     """CPU seconds of the modelled optimal clock and of one dominance-filter decision (fitted on
     `n` profiled cells), timed here."""
-    from nasenergy.dvfs import optimal_clock_for, params_for_device
-    from nasenergy.filter import UtilizationFilter
-    from nasenergy.hardware.recorded import measurement_from_row
-
     rng = np.random.default_rng(seed)
     pick = [rows[i] for i in rng.choice(len(rows), size=min(2 * n, len(rows)), replace=False)]
     ms = [measurement_from_row(r) for r in pick]
@@ -165,7 +165,6 @@ def cpu_costs(rows: list[dict[str, str]], oracle: Any, space: Any, n: int = 200,
                     throughput_img_per_s=clocks[k].best.throughput_img_per_s,
                     energy_j_per_img=clocks[k].best.energy_j_per_img)
     front = np.array([[o.accuracy, o.throughput_img_per_s, o.energy_j_per_img] for o in flt.observations])
-    from nasenergy.pareto import non_dominated_mask
 
     front = front[non_dominated_mask(front, ["maximize", "maximize", "minimize"])]
     flt.admit(ms[-1], front, features=space.features(archs[-1]))  # first call fits the model
@@ -284,8 +283,6 @@ def write_readme(rows: list[CostRow], path: Path, profile: Path, powers_w: dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy.hardware.recorded import DEFAULT_PROFILE
-
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", type=Path, default=DEFAULT_PROFILE)
     p.add_argument("--meter-cells", type=Path, default=METER_CELLS)
@@ -298,9 +295,6 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--train-power-w must be positive, got {args.train_power_w}")
         if not args.profile.is_file():
             raise DataNotFoundError(f"profile not found: {args.profile}")
-        from nasenergy.oracles import load_oracle
-        from nasenergy.paths import shared_data_dir
-        from search_spaces import get_space
 
         data = shared_data_dir()
         if not data.is_dir():

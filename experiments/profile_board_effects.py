@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
+from nasenergy.hardware.recorded import DEPLOYED_PROFILE, read_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
@@ -67,8 +68,6 @@ def board_effects(rows: list[dict[str, str]], precision: str) -> list[dict[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy.hardware.recorded import DEPLOYED_PROFILE, read_profile
-
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", type=Path, default=DEPLOYED_PROFILE)
     p.add_argument("--out", type=Path, default=ROOT / "results" / "profile_agreement" / "boards")

@@ -31,6 +31,14 @@ from typing import Any, TextIO
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.oracles import tables
+from nasenergy.oracles.cache import cache_dir, install, installed
+from nasenergy.oracles.embedded import embedded_dir
+from nasenergy.oracles.embedded_build import build_embedded
+from nasenergy.oracles.errors import GET_A_BENCHMARK
+from nasenergy.oracles.loader import load_oracle
+from nasenergy.paths import shared_data_dir
+from pathlib import Path
 
 
 def _human_bytes(n: int) -> str:
@@ -66,8 +74,6 @@ def _progress(stream: TextIO) -> Any:
 
 
 def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nasenergy.oracles.cache import install
-
     started = time.perf_counter()
     result = install(args.source, space_name=args.space, directory=args.cache_dir,
                      workers=args.workers, progress=_progress(err), force=args.force)
@@ -102,9 +108,6 @@ def _write_summary(provenance: dict[str, Any], coverage: dict[str, Any], out: Te
 
 
 def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nasenergy.oracles.cache import cache_dir, installed
-    from nasenergy.oracles.errors import GET_A_BENCHMARK
-
     found = installed(args.cache_dir)
     folder = cache_dir(args.cache_dir)
     if args.json:
@@ -113,8 +116,6 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              "provenance": b.provenance, "coverage": b.coverage} for b in found]}, indent=1) + "\n")
         return 0 if found else 1
     if not found:
-        from nasenergy.oracles.embedded import embedded_dir
-
         err.write(f"error: no benchmark installed in {folder}; the search uses the embedded benchmark "
                   f"({embedded_dir()}) unless NATS-Bench is in $TORCH_HOME; {GET_A_BENCHMARK}\n")
         return 1
@@ -132,8 +133,6 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nasenergy.oracles.loader import load_oracle
-
     oracle = load_oracle(args.benchmark, args.space, seed=args.seed, estimate=args.estimate,
                          cache_directory=args.cache_dir)
     arch: Any = int(args.arch) if args.arch.strip().isdigit() else args.arch
@@ -148,18 +147,11 @@ def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nasenergy.oracles import tables
-
     out.write((tables.__doc__ or "").strip() + "\n")
     return 0
 
 
 def _cmd_build_embedded(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from pathlib import Path
-
-    from nasenergy.oracles.embedded import embedded_dir
-    from nasenergy.oracles.embedded_build import build_embedded
-    from nasenergy.paths import shared_data_dir
 
     shared = Path(args.shared_data).expanduser() if args.shared_data else shared_data_dir()
     if not shared.is_dir():

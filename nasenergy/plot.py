@@ -15,6 +15,8 @@ from typing import Any
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.run_plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line
+from nasenergy.search.run_files import load_run
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 
@@ -50,9 +52,6 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
         DataNotFoundError: a run folder or its candidates file is missing.
         UsageError: the runs have different objectives.
     """
-    from nasenergy.run_plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line
-    from nasenergy.search.run_files import load_run
-
     records = [load_run(d) for d in run_dirs]
     written: list[Path] = []
     for rec in records:

@@ -19,11 +19,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
-from nasenergy.errors import NasEnergyError, UsageError
+from nasenergy.errors import UsageError
 from nasenergy.hardware.registry import hardware_choices
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import PRECISIONS, Measurement
+from nasenergy.dvfs.api import show_curve
+from nasenergy.dvfs.params import params_for_device
+from nasenergy.dvfs.points import MIN_ENERGY, MODES
+from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.hardware.cuda_meter import CudaMeter
+from nasenergy.hardware.nvml import NvmlError, device_count, open_device
+from nasenergy.hardware.recorded import RecordedMeter, shape_to_str
+from search_spaces import DATASETS, SPACE_NAMES, get_space
 
 
 DEFAULT_BATCH_SIZE = 1024
@@ -31,9 +39,6 @@ DEFAULT_BATCH_SIZE = 1024
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.profile``."""
-    from nasenergy.dvfs.points import MIN_ENERGY, MODES
-    from search_spaces import DATASETS, SPACE_NAMES
-
     p = OneLineParser(prog="python -m nasenergy.profile",
                 description="Measure one architecture's throughput, utilization and energy per image.")
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
@@ -138,8 +143,6 @@ def recorded_plan(meter: Any, arch: Any, precisions: Sequence[str], batch_size: 
     a note on stderr, unless none is left: then the first is kept, so that its replay names what
     is missing.
     """
-    from nasenergy.hardware.recorded import shape_to_str
-
     shape = shape_to_str(meter.space.input_shape(dataset))
     plan: list[tuple[str, int]] = []
     for precision in precisions:
@@ -157,11 +160,6 @@ def recorded_plan(meter: Any, arch: Any, precisions: Sequence[str], batch_size: 
 
 def _has_shipped_params(device_name: str) -> bool:
     try:
-        from nasenergy.dvfs.params import params_for_device
-    except ImportError:
-        return True  # no DVFS parameters installed: nothing to look up
-
-    try:
         params_for_device(device_name)
     except UsageError:
         return False
@@ -171,8 +169,6 @@ def _has_shipped_params(device_name: str) -> bool:
 def nvml_device_named(name: str) -> Any:
     """An open NVML device of this machine whose name is `name` (read only), or ``None``: the
     generic DVFS model of a GPU without a shipped parameter set reads its facts there."""
-    from nasenergy.hardware.nvml import NvmlError, device_count, open_device
-
     for index in range(device_count()):
         try:
             dev = open_device(index)
@@ -194,7 +190,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-slowdown must be a fraction between 0 and 1, got {args.max_slowdown}")
     if args.profile is not None and args.hardware not in ("recorded", "auto"):
         raise UsageError("--profile is for --hardware recorded")
-    from search_spaces import get_space
 
     space = get_space(args.space)
     arch = space.parse(args.arch)
@@ -202,17 +197,11 @@ def run(args: argparse.Namespace) -> int:
                                 space_name=space.name)
     meter: Any
     if hardware == "cuda":
-        from nasenergy.hardware.cuda_meter import CudaMeter
-
         meter = CudaMeter(peak=args.peak, energy_basis=args.energy_basis,
                           measure_energy=not args.no_energy)
     elif hardware == "cpu":
-        from nasenergy.hardware.cpu_meter import CpuMeter
-
         meter = CpuMeter()
     else:
-        from nasenergy.hardware.recorded import RecordedMeter
-
         meter = RecordedMeter(args.profile, space=space)
     requested = args.precision or ["fp16"]
     every = "all" in requested
@@ -230,10 +219,6 @@ def run(args: argparse.Namespace) -> int:
                                                  precision=precision))
     curves: list[str | None] = [None] * len(measurements)
     if args.dvfs:
-        try:
-            from nasenergy.dvfs import show_curve
-        except ImportError:
-            raise NasEnergyError("DVFS curves are not available in this installation") from None
         device = getattr(meter, "nvml_device", None)
         extra = {} if args.max_slowdown is None else {"max_slowdown": args.max_slowdown}
         for i, m in enumerate(measurements):

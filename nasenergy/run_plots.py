@@ -144,7 +144,7 @@ def plot_3d(
     """
     if len(objectives) != 3:
         return None
-    import mpl_toolkits.mplot3d  # noqa: F401  (registers the 3-D projection)
+    import mpl_toolkits.mplot3d  # noqa: F401  # lazy: matplotlib (registers the 3-D projection)
 
     pts, on = _split(rows, objectives)
     shown = pts.copy()

@@ -160,7 +160,7 @@ class SearchSpace(ABC, Generic[ArchT]):
             seed: seeds the weight initialisation (PyTorch's default initialisers); the global
                 torch random state is left unchanged.
         """
-        from search_spaces._nets import build_network
+        from search_spaces._nets import build_network  # lazy: imports torch
 
         info = dataset_info(dataset)
         return build_network(self.network_spec(arch), info.input_shape[0], info.num_classes, seed)
@@ -171,7 +171,7 @@ class SearchSpace(ABC, Generic[ArchT]):
         Same weights as ``build(arch, dataset, seed=seed)`` (the deployed network shares the
         as-built modules it keeps), in eval mode, on CPU. See `search_spaces._deployed`.
         """
-        from search_spaces._nets import build_deployed_network
+        from search_spaces._nets import build_deployed_network  # lazy: imports torch
 
         info = dataset_info(dataset)
         return build_deployed_network(self.network_spec(arch), info.input_shape[0], info.num_classes, seed)

@@ -1,5 +1,5 @@
 """Imports go one way: no module imports a module of a higher layer, and no modules import each
-other in a circle.
+other in a circle; imports sit at module level unless they are marked lazy for a reason.
 
 Every module of ``search_spaces``, ``nasenergy`` and ``experiments`` is parsed with `ast`; every
 import counts, at module level, inside functions and under ``if TYPE_CHECKING:`` alike. The layers
@@ -10,7 +10,11 @@ above it. Modules of one layer may import each other, but never in a circle.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("search_spaces", "nasenergy", "experiments")
@@ -203,3 +207,85 @@ def test_a_run_record_is_a_run_view(tmp_path) -> None:
     from nasenergy.search.run_files import RunRecord
 
     assert isinstance(RunRecord(tmp_path, {}, [], {}), RunView)
+
+
+HEAVY = ("torch", "optuna", "sklearn", "matplotlib")
+"""Optional heavy dependencies that importing the package and ``--help`` must not import."""
+
+LAZY_MARK = "# lazy:"
+"""A function-local import of one of our modules or of the standard library carries this mark and
+its reason on its line (e.g. ``# lazy: imports torch``); other imports go to module level."""
+
+UNMARKED_ALLOWED = {"experiments.profile_tss_space"}
+"""Modules whose function-local imports are left as they are (the TSS profiler, edited with the
+profiling runs; its local imports are of light modules)."""
+
+
+def _ours_or_stdlib(module: str, node: ast.Import | ast.ImportFrom) -> bool:
+    names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+             else [] if node.level else [node.module or ""])
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return True
+    for name in names:
+        top = name.split(".")[0]
+        if top in ("nasenergy", "search_spaces") or top in sys.stdlib_module_names:
+            return True
+        if module.startswith("experiments.") and f"experiments.{top}" in MODULES:
+            return True
+    return False
+
+
+def function_local_imports(module: str, source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of every import of ours or of the standard library inside a function of
+    `source` that has no `LAZY_MARK` on its lines."""
+    lines = source.splitlines()
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)) and _ours_or_stdlib(module, child):
+                text = lines[child.lineno - 1: child.end_lineno]
+                if not any(LAZY_MARK in line for line in text):
+                    found.append((child.lineno, text[0].strip()))
+            visit(child, inside)
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_function_local_imports_of_light_modules_are_marked_lazy() -> None:
+    unmarked = [f"{MODULES[m].relative_to(ROOT)}:{line}: {text}"
+                for m in sorted(MODULES) if m not in UNMARKED_ALLOWED
+                for line, text in function_local_imports(m, MODULES[m].read_text(encoding="utf-8"))]
+    assert not unmarked, ("move these imports to module level, or mark them "
+                          f"'{LAZY_MARK} <reason>' (a heavy dependency, a cycle):\n" + "\n".join(unmarked))
+
+
+def test_the_lazy_import_check_sees_unmarked_imports() -> None:
+    source = ("import json\n"
+              "def f():\n"
+              "    from nasenergy import pareto\n"
+              "    import os\n"
+              "    import torch\n"
+              "    from search_spaces._nets import build_network  # lazy: imports torch\n"
+              "    from nasenergy.search.runner import (  # lazy: imports optuna\n"
+              "        run_search,\n"
+              "    )\n")
+    assert function_local_imports("nasenergy.x", source) == [(3, "from nasenergy import pareto"),
+                                                             (4, "import os")]
+
+
+@pytest.mark.parametrize("code", [
+    "import nasenergy",
+    "import nasenergy.search",
+    "import runpy, sys; sys.argv = ['x', '--help']\n"
+    "try:\n    runpy.run_module('nasenergy.search', run_name='__main__')\nexcept SystemExit:\n    pass",
+])
+def test_importing_the_package_and_help_import_no_heavy_dependency(code: str) -> None:
+    script = (f"{code}\nimport sys\n"
+              f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
+              "assert not heavy, heavy\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr

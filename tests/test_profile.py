@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
 
 import pytest
 
@@ -82,7 +81,7 @@ def test_dvfs_hook_is_called(recorded_args, capsys, monkeypatch, tmp_path):
         calls.append((measurement.precision, device, png_path, mode, kw))
         return "DVFS CURVE TEXT"
 
-    monkeypatch.setitem(sys.modules, "nasenergy.dvfs", types.SimpleNamespace(show_curve=show_curve))
+    monkeypatch.setattr(profile, "show_curve", show_curve)
     args, _ = recorded_args
     png = tmp_path / "c.png"
     assert profile.main(args + ["--dvfs", "--dvfs-mode", "min-edp", "--png", str(png)]) == 0

@@ -12,11 +12,12 @@ import numpy as np
 
 from nasenergy.dvfs.backends import ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, observation_from_measurement
-from nasenergy.dvfs.params import GpuDvfsParams, params_for_device
+from nasenergy.dvfs.params import GpuDvfsParams, params_for_device, shipped_params
 from nasenergy.dvfs.points import MIN_ENERGY, ClockPoint, OptimalClock
 from nasenergy.dvfs.clock_search import find_optimal_clock
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
+from nasenergy.dvfs.generic import GpuFacts, generic_params, reshape
 
 #: Default safety margin of `optimistic_energy_bound`: at or above the 90th percentile of the
 #: model's absolute energy error at its chosen clock in the leave-one-out validation on the A100
@@ -40,7 +41,6 @@ def resolve_params(measurement: Measurement, params: GpuDvfsParams | None = None
     except UsageError:
         if device is None:
             raise
-    from nasenergy.dvfs.generic import GpuFacts, generic_params
 
     return generic_params(GpuFacts.from_device(device).with_measurement(measurement))
 
@@ -62,8 +62,6 @@ def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: f
     rmse = preds[0].rmse if preds else max(a.rmse for a in params.alpha_predictors)
     lo = min(a.lo for a in params.alpha_predictors)
     if shape_references is not None and params.provenance == "generic":
-        from nasenergy.dvfs.generic import reshape
-
         shapes = [params] + [reshape(params, r, shape_references) for r in shape_references]
     else:
         shapes = _shapes(params)
@@ -231,8 +229,6 @@ def _shapes(params: GpuDvfsParams) -> list[GpuDvfsParams]:
     """`params`, and for a generic set the same with each calibrated reference's shape."""
     if params.provenance != "generic":
         return [params]
-    from nasenergy.dvfs.generic import reshape
-    from nasenergy.dvfs.params import shipped_params
 
     refs = [r for r in shipped_params().values() if r.provenance == "calibrated"]
     return [params] + [reshape(params, r, refs) for r in refs]

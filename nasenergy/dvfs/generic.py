@@ -37,6 +37,7 @@ import numpy as np
 from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams, shipped_params
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
+from nasenergy.dvfs.calibration import DEFAULT_FEATURE_SETS
 
 #: A run drawing at least this share of the power limit below the highest clock is power-capped.
 POWER_CAP_FRAC = 0.97
@@ -132,8 +133,6 @@ def mean_predictors(references: Sequence[GpuDvfsParams]) -> tuple[AlphaPredictor
     over the references that have it (mean weights and intercept, least lower clip, largest
     residual, so the saving band of a generic set is the widest of its references'), most
     features-informative first in the calibration's order, the constant predictor last."""
-    from nasenergy.dvfs.calibration import DEFAULT_FEATURE_SETS
-
     found: dict[tuple[str, ...], list[AlphaPredictor]] = {}
     for r in references:
         for a in r.alpha_predictors:

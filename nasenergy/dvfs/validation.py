@@ -37,6 +37,8 @@ from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
+from nasenergy.dvfs.api import saving_band
+from nasenergy.dvfs.generic import GpuFacts, generic_params
 
 
 class _CsvRow:
@@ -356,9 +358,6 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
     power limit and idle power, and each workload's default-clock time, power and counters. The
     chosen clock is scored on the workload's measured sweep.
     """
-    from nasenergy.dvfs.api import saving_band
-    from nasenergy.dvfs.generic import GpuFacts, generic_params
-
     if len(gpus) < 2:
         raise ValueError("leave-one-GPU-out needs at least two GPUs")
     cals = {g.key: calibrate(list(g.sweeps), name=g.key, gpu=g.gpu, device_patterns=(g.gpu,),

@@ -31,6 +31,9 @@ from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.flops import ModelCount, count_model
 from nasenergy.hardware.meter import check_request
 from nasenergy.measurement import Measurement
+from nasenergy.hardware.recorded import measurement_to_row, write_profile
+from pathlib import Path
+from search_spaces import get_space
 
 if TYPE_CHECKING:
     import torch
@@ -101,7 +104,6 @@ class FakeMeter:
         """
         t0 = time.perf_counter()
         if space is None:
-            from search_spaces import get_space
             space = get_space("tss")
         if isinstance(arch, str):
             arch = space.parse(arch)
@@ -192,12 +194,8 @@ def write_fake_profile(path: Any, archs: Sequence[Any], *, space: Any = None,
     Returns:
         `path` as a `pathlib.Path`.
     """
-    from pathlib import Path
-
-    from nasenergy.hardware.recorded import measurement_to_row, write_profile
 
     if space is None:
-        from search_spaces import get_space
         space = get_space("tss")
     meter = meter if meter is not None else FakeMeter()
     rows = []

@@ -280,7 +280,7 @@ class FakeNvml:
         lock_path = self.state_file.with_name(self.state_file.name + ".lock")
         with open(lock_path, "a+") as lock:
             try:
-                import fcntl
+                import fcntl  # lazy: POSIX only
                 fcntl.flock(lock, fcntl.LOCK_EX)
             except ImportError:  # non-POSIX: best effort
                 pass

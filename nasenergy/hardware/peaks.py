@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.precision import dtype_of, precision_flags
+import time
 
 PEAK_SOURCES = ("measured", "datasheet")
 
@@ -156,11 +158,8 @@ def measure_matmul_peak_flops(device: str, precision: str, *, n: int = 8192,
     to last about `target_s` seconds (CUDA events on a GPU, the host clock on a CPU); the best
     trial counts, since the peak is what the hardware can reach.
     """
-    import time
-
     import torch
 
-    from nasenergy.hardware.precision import dtype_of, precision_flags
 
     dev = torch.device(device)
     gen = torch.Generator(device="cpu").manual_seed(seed)

@@ -32,6 +32,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from nasenergy.errors import CandidateError, DataNotFoundError, UsageError
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
+from search_spaces import get_space
 
 #: The profile shipped with the package (measured on an NVIDIA H200).
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
@@ -216,8 +217,6 @@ class RecordedMeter:
     @property
     def space(self) -> Any:
         if self._space is None:
-            from search_spaces import get_space
-
             self._space = get_space("tss")
         return self._space
 

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, Meter
 from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
+from nasenergy.hardware.recorded import default_profile
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,6 @@ def resolve_hardware(hardware: str, announce: Callable[[str], None] | None = log
         return hardware
     if cuda_available():
         return "cuda"
-    from nasenergy.hardware.recorded import default_profile
 
     if default_profile(space_name).is_file():
         if announce is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from nasenergy.errors import ArchError
 from nasenergy.oracles.errors import ArchNotInBenchmarkError
-from search_spaces import SSSSpace, TSSSpace
+from search_spaces import SSSSpace, TSSSpace, get_space
 
 SPACE_SIZES: dict[str, int] = {space.name: space.size for space in (TSSSpace, SSSSpace)}
 """Architectures in each NATS-Bench space (the spaces NATS-Bench benchmarks)."""
@@ -67,7 +67,6 @@ def arch_index(arch: Any, index_of: Mapping[str, int], space_name: str) -> int:
     found = index_of.get(text)
     if found is not None:
         return found
-    from search_spaces import get_space  # lazy: only strings not spelled as the benchmark does
 
     space = get_space(space_name)
     parsed = space.parse(text)  # raises ArchError for malformed strings

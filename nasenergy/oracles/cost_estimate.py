@@ -30,6 +30,7 @@ from typing import Any
 
 from nasenergy.oracles.datasets import NatsCell, schedule_epochs
 from nasenergy.oracles.errors import CostEstimationError
+from search_spaces import get_space
 
 DEFAULT_BATCH_SIZE = 256
 STEP_TIMES_FILE = "step_times.sqlite"
@@ -117,8 +118,6 @@ class StepTimeEstimator:
 
     def step_time(self, arch: Any, dataset: str) -> StepTime:
         """Step times of `arch` on `dataset` (cached per canonical class)."""
-        from search_spaces import get_space
-
         space = get_space(self.space_name)
         canonical = str(space.canonical(arch))
         key = (canonical, dataset)

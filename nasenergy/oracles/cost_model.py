@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nasenergy.oracles.data import BenchmarkData
+from search_spaces import get_space
 
 MIN_FIT_ARCHS = 50
 """Fewest architectures with recorded times to fit the rate model on."""
@@ -60,8 +61,6 @@ class RateModel:
 
 def design_matrix(space_name: str) -> np.ndarray:
     """Regressors of every architecture of a space, in official order, with an intercept column."""
-    from search_spaces import get_space
-
     space = get_space(space_name)
     features = np.array([space.features(arch) for arch in space.enumerate()], dtype=np.float64)
     if space_name == "sss":

@@ -22,6 +22,7 @@ from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.datasets import EVAL_IMAGES, SPLITS
 from nasenergy.oracles.errors import CorruptBenchmarkError
 from nasenergy.oracles.nats import META_FILE, PICKLE_EXT, NatsLocation
+from search_spaces import get_space
 
 ProgressCallback = Callable[[int, int], None]
 """Called with (architectures read, architectures to read)."""
@@ -123,7 +124,6 @@ def read_nats(location: NatsLocation, *, workers: int | None = None,
     """
     from nats_bench import pickle_load
 
-    from search_spaces import get_space
 
     try:
         if location.fast_mode:

@@ -84,6 +84,7 @@ from nasenergy.oracles.errors import (
     NoUsableRowsError,
     UnknownDatasetError,
 )
+from search_spaces import get_space
 
 TOLERANCE = 1e-4
 """Largest difference (in % or s) between two tables' values that still counts as agreement."""
@@ -157,8 +158,6 @@ class _Space:
     """The official strings of a space and string → index (built once per space, see `_space`)."""
 
     def __init__(self, space_name: str) -> None:
-        from search_spaces import get_space
-
         self.name = space_name
         self.space = get_space(space_name)
         self.arch_strs = np.array([str(a) for a in self.space.enumerate()])

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nasenergy.search.cli import main
+from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 
 if TYPE_CHECKING:
-    from nasenergy.search.components import Components
     from nasenergy.search.runner import RunSummary
 
 __all__ = ["Components", "RunSummary", "SearchConfig", "main", "run_search"]
@@ -26,18 +26,14 @@ __all__ = ["Components", "RunSummary", "SearchConfig", "main", "run_search"]
 
 def run_search(config: SearchConfig, **kwargs: Any) -> "RunSummary":
     """Run (or resume, or join) a search; see `nasenergy.search.runner.run_search`."""
-    from nasenergy.search.runner import run_search as _run
+    from nasenergy.search.runner import run_search as _run  # lazy: the runner imports sqlalchemy and optuna
 
     return _run(config, **kwargs)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Components":
-        from nasenergy.search.components import Components
-
-        return Components
     if name == "RunSummary":
-        from nasenergy.search.runner import RunSummary
+        from nasenergy.search.runner import RunSummary  # lazy: the runner imports sqlalchemy and optuna
 
         return RunSummary
     raise AttributeError(f"module 'nasenergy.search' has no attribute {name!r}")

@@ -30,6 +30,7 @@ from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
 from nasenergy.search.front_table import front_table
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 from search_spaces import DATASETS, space_names
+from nasenergy.search.run_files import load_run
 
 _DEFAULTS = SearchConfig()
 
@@ -227,7 +228,7 @@ def main(argv: Sequence[str] | None = None, *, components_factory: ComponentsFac
 def _run(args: argparse.Namespace, resume_command: str, components_factory: ComponentsFactory) -> int:
     import optuna
 
-    from nasenergy.search.runner import run_search
+    from nasenergy.search.runner import run_search  # lazy: the runner imports sqlalchemy and optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # the progress bar and report say it all
     notes: list[str] = []
@@ -285,8 +286,6 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
 
 def _print_front(out_dir: Path) -> None:
     """The run's Pareto front as a short table (the end of the terminal output)."""
-    from nasenergy.search.run_files import load_run
-
     record = load_run(out_dir)
     lines = front_table(record.front, record.objectives)
     if lines:

@@ -45,10 +45,23 @@ from nasenergy.filter.registry import filter_kind
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
-from nasenergy.oracles.evaluation import AccuracyOracle
-from search_spaces import SpaceProtocol
+from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
+from search_spaces import SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
+from nasenergy.dvfs import (
+    ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
+    params_for_device,
+)
+from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
+from nasenergy.dvfs.backends import point_from_measurement
+from nasenergy.dvfs.generic import GENERIC_LABEL, GpuFacts, generic_params
+from nasenergy.filter import FilterError, ScaledBound
+from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.hardware.recorded import shape_to_str
+from nasenergy.hardware.select import select_meter
+from nasenergy.oracles import load_oracle
+from nasenergy.search.machine_defaults import check_meter_serves
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +133,6 @@ class EnergyBoundChoice(NamedTuple):
 def default_energy_bound(config: SearchConfig) -> EnergyBoundChoice:
     """The dependency-free energy bound for ``config``: the measurement itself without DVFS, else
     `nasenergy.filter.ScaledBound`'s default optimism."""
-    from nasenergy.filter import ScaledBound
-
     if config.dvfs == "none":
         return EnergyBoundChoice(
             ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
@@ -142,8 +153,6 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
     Raises:
         UsageError: an option the filter refuses (e.g. a target recall of 1 for ``dominance``).
     """
-    from nasenergy.filter import FilterError
-
     try:
         kind = filter_kind(config.filter)
         available: dict[str, Callable[[], Any]] = {
@@ -194,7 +203,6 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
             "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
         )
     device = meter.device_name
-    from nasenergy.dvfs import params_for_device
 
     missing = "no device name"
     try:
@@ -203,8 +211,6 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
         params = None
         missing = str(exc)
     if mode in ("modelled", "auto"):
-        from nasenergy.dvfs import optimal_clock_for
-
         if params is None:
             return _generic_step(mode, meter, device, missing)
 
@@ -220,7 +226,6 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
     if params is None:
         fixed = default_energy_bound(config)
         return DvfsStep("measured", measured, fixed.bound, fixed.label)
-    from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
 
     return DvfsStep(
         "measured", measured, _model_bound(params, margin_frac=DEFAULT_BOUND_MARGIN),
@@ -241,8 +246,6 @@ def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: 
             raise UsageError(f"--dvfs modelled: {why}, and no NVML device to build generic "
                              "parameters from")
         return None
-    from nasenergy.dvfs import optimal_clock_for, optimistic_energy_bound
-    from nasenergy.dvfs.generic import GENERIC_LABEL, GpuFacts, generic_params
 
     facts = GpuFacts.from_device(nvml_device)
 
@@ -267,8 +270,6 @@ def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: 
 
 def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
     """`nasenergy.dvfs.optimistic_energy_bound` with fixed parameters (NaN without energy figures)."""
-    from nasenergy.dvfs import optimistic_energy_bound
-
     def bound(measurement: Measurement) -> float:
         if measurement.energy_j_per_img is None:
             return math.nan
@@ -278,9 +279,6 @@ def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
 
 
 def _measured_optimal_clock(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> OptimalClockFn:
-    from nasenergy.dvfs import ClockControl, MeasuredBackend, find_optimal_clock
-    from nasenergy.dvfs.backends import point_from_measurement
-
     if not isinstance(meter, ClockControlMeter):
         raise UsageError("--dvfs measured probes clocks on the GPU; it needs --hardware cuda (or auto on a GPU)")
     control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
@@ -305,7 +303,6 @@ def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, spac
     if not isinstance(meter, RecordedProfile):
         return
     settings = meter.settings
-    from nasenergy.hardware.recorded import shape_to_str
 
     wanted = (config.precision, config.batch_size, shape_to_str(space.input_shape(config.dataset)))
     if tuple(wanted) not in {tuple(s) for s in settings}:
@@ -317,8 +314,6 @@ def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, spac
 def search_metrics(config: SearchConfig) -> Any:
     """The oracle's metrics: ``--search-metric`` (one training run picked at random, as NATS-Bench's
     simulated search does) and NATS-Bench's report metric of the space."""
-    from nasenergy.oracles.evaluation import Metrics, MetricSpec, default_metrics
-
     split, epochs = parse_search_metric(config.search_metric)
     return Metrics(search=MetricSpec(split, epochs, "random"), report=default_metrics(config.space).report)
 
@@ -330,12 +325,6 @@ def build_components(config: SearchConfig) -> Components:
     Raises:
         UsageError: a setting the meter, the profile's coverage or the DVFS step cannot serve.
     """
-    from nasenergy.hardware.cpu_meter import CpuMeter
-    from nasenergy.hardware.select import select_meter
-    from nasenergy.search.machine_defaults import check_meter_serves
-    from nasenergy.oracles import load_oracle
-    from search_spaces import get_space
-
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
     meter = select_meter(config.hardware, space=space, announce=announce)

@@ -22,6 +22,8 @@ from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
 from nasenergy.oracles.lookup import ESTIMATE_MODES
 from search_spaces import DATASETS, space_names
+from nasenergy.oracles.datasets import SPLITS
+from nasenergy.search.credentials import mask_url
 
 DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
@@ -262,8 +264,6 @@ class SearchConfig:
 
     def public_dict(self) -> dict[str, Any]:
         """`to_dict` with the storage URL's password masked: what ``config.json`` holds."""
-        from nasenergy.search.credentials import mask_url
-
         d = self.to_dict()
         d["storage"] = mask_url(self.storage)
         return d
@@ -309,8 +309,6 @@ def parse_search_metric(text: str) -> tuple[str, str]:
     Raises:
         UsageError: not ``SPLIT/EPOCHS``, or an unknown split.
     """
-    from nasenergy.oracles.datasets import SPLITS
-
     split, sep, epochs = str(text).strip().partition("/")
     split = split.strip().lower().replace("_", "-")
     if not sep or not epochs.strip().isdigit() or int(epochs) < 1 or split not in (*SPLITS, "valid", "test"):

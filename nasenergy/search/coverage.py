@@ -17,6 +17,7 @@ from nasenergy.errors import UsageError
 from nasenergy.hardware.coverage import Coverage
 from nasenergy.hardware.meter import RecordedProfile
 from nasenergy.search.config import SearchConfig
+from nasenergy.hardware.recorded import shape_to_str
 
 
 def profile_coverage(meter: Any, space: Any, config: SearchConfig) -> Coverage | None:
@@ -30,7 +31,6 @@ def profile_coverage(meter: Any, space: Any, config: SearchConfig) -> Coverage |
     """
     if not isinstance(meter, RecordedProfile):
         return None
-    from nasenergy.hardware.recorded import shape_to_str
 
     shape = shape_to_str(space.input_shape(config.dataset))
     covered = {

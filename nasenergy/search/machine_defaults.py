@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from nasenergy.errors import UsageError
 from nasenergy.search.config import OBJECTIVE_NAMES, SearchConfig
+from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.hardware.select import resolve_hardware
 
 CPU_PRECISION = "fp32"
 CPU_BATCH_SIZE = 256
@@ -56,7 +58,6 @@ def fit_to_meter(
         return MachineSettings(
             precision or _DEFAULTS.precision, batch_size or _DEFAULTS.batch_size, objectives or OBJECTIVE_NAMES
         )
-    from nasenergy.hardware.cpu_meter import CpuMeter  # no torch at import
 
     if precision is not None and precision not in CpuMeter.precisions:
         raise UsageError(
@@ -76,8 +77,6 @@ def fit_to_meter(
 
 def resolved_meter_kind(hardware: str, space_name: str = "tss") -> str:
     """The meter ``--hardware`` selects here for `space_name` (``auto`` resolved without announcing it)."""
-    from nasenergy.hardware.select import resolve_hardware
-
     return resolve_hardware(hardware, announce=None, space_name=space_name)
 
 

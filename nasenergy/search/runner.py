@@ -43,7 +43,7 @@ from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.db_retry import DbRetry
 from nasenergy.search.dashboard import dashboard_hint
-from nasenergy.search.env_info import collect_env, shell_command
+from nasenergy.search.env_info import collect_env, gpu_info, shell_command
 from nasenergy.search.exit_codes import EXIT_DATABASE
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
@@ -271,7 +271,6 @@ def _visible_gpus() -> list[str]:
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None:
         return [g for g in env.split(",") if g.strip()]
-    from nasenergy.search.env_info import gpu_info
 
     return [str(i) for i in range(len(gpu_info()["gpus"]))]
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from nasenergy.errors import UsageError, malformed_input
 from nasenergy.search.credentials import mask_text, mask_url
+from nasenergy.search.db_retry import RetryingStorage
 
 if TYPE_CHECKING:
     import optuna
@@ -188,7 +189,7 @@ def open_optuna_storage(
     if spec.kind == "journal":
         from optuna.storages.journal import JournalStorage
 
-        from nasenergy.search.journal import JournalDamagedError, JournalFile
+        from nasenergy.search.journal import JournalDamagedError, JournalFile  # lazy: imports optuna
 
         damaged = (f"{spec.location} holds a log Optuna cannot replay (the file is damaged; restore it from a "
                    "copy or start a new study)")
@@ -201,7 +202,6 @@ def open_optuna_storage(
         try:
             if retry is None:
                 return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
-            from nasenergy.search.db_retry import RetryingStorage
 
             rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
             return RetryingStorage(_cached(rdb), retry)  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import RUNNING, ClaimStore
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.objectives import objectives_for
+from nasenergy.search.tpe_dedup import dedup_tpe_sampler
 
 WORKER_ATTR_PREFIX = "worker:"
 """Study user attributes ``worker:<id>`` describe each worker (rank, seed, host, parts)."""
@@ -29,8 +30,6 @@ def make_sampler(name: str, *, seed: int, budget: int) -> Any:
     import optuna
 
     if name == "tpe":
-        from nasenergy.search.tpe_dedup import dedup_tpe_sampler
-
         return dedup_tpe_sampler(seed=seed, multivariate=True)
     if name == "nsga2":
         return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))

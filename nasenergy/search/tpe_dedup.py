@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from nasenergy.search import trial_record as tr
+from nasenergy.search.tpe_cache import cached_tpe_class, cached_tpe_sampler
 
 SEEN_OUTCOMES = frozenset({"evaluated", "filtered", "duplicate", "not_recorded", "failed"})
 """Outcomes after which the pipeline answers the candidate's class as a duplicate (its cell is in
@@ -137,8 +138,6 @@ def dedup_tpe_sampler(*, is_seen: Callable[[dict[str, Any]], bool] | None = None
     sampler of `nasenergy.search.tpe_cache` where Optuna's TPE lacks the hooked methods."""
     cls = dedup_tpe_class()
     if cls is None:
-        from nasenergy.search.tpe_cache import cached_tpe_sampler
-
         return cached_tpe_sampler(**kwargs)
     return cls(is_seen=is_seen, **kwargs)
 
@@ -149,7 +148,6 @@ def dedup_tpe_class() -> Any:
     import numpy as np
     import optuna
 
-    from nasenergy.search.tpe_cache import cached_tpe_class
 
     if not all(callable(getattr(optuna.samplers.TPESampler, m, None)) for m in HOOKS):
         return None

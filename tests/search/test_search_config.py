@@ -123,7 +123,6 @@ def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
 
 
 def test_the_default_search_metric_is_the_benchmarks_own_protocol(monkeypatch):
-    import nasenergy.oracles as oracles
     import nasenergy.search.components as components
 
     class Loaded(Exception):
@@ -135,7 +134,7 @@ def test_the_default_search_metric_is_the_benchmarks_own_protocol(monkeypatch):
         seen.update(kw)
         raise Loaded
 
-    monkeypatch.setattr(oracles, "load_oracle", load)
+    monkeypatch.setattr(components, "load_oracle", load)
     with pytest.raises(Loaded):
         components.build_components(SearchConfig(space="sss", hardware="cpu", objectives=("accuracy", "throughput"),
                                                  precision="fp32", batch_size=256, quiet=True))
