@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from nasenergy.filter.records import Decision
 from nasenergy.measurement import Measurement
+from nasenergy.pareto import ParetoFront
+
+FrontRows = ParetoFront | np.ndarray | Sequence[Sequence[float]] | None
+"""What a filter's ``admit`` gets as the front: a `ParetoFront`, or rows in the filter's objective
+order, or ``None`` (no front yet)."""
 
 __all__ = ["CandidateFilter"]
 
@@ -27,7 +32,7 @@ class CandidateFilter(Protocol):
     def admit(
         self,
         measurement: Measurement,
-        front: Any = None,
+        front: FrontRows = None,
         *,
         features: Sequence[float] | np.ndarray | None = None,
     ) -> Decision:

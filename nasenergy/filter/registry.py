@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nasenergy._registry import Registry, resolve
 from nasenergy.filter.records import FilterError
+
+if TYPE_CHECKING:
+    from nasenergy.filter.protocol import CandidateFilter
 
 SEARCH_OPTIONS: tuple[str, ...] = ("target_recall", "objectives", "seed", "energy_bound")
 """The options the search can pass a filter: the run's target recall, its objectives (names in
@@ -38,7 +41,7 @@ class FilterKind:
     """
 
     mode: str
-    factory: Callable[..., Any] | str
+    factory: Callable[..., CandidateFilter] | str
     search_options: tuple[str, ...] = ("target_recall", "objectives")
     default_target_recall: float = 0.95
     needs_accuracy: bool = True
@@ -48,7 +51,7 @@ class FilterKind:
         if unknown:
             raise FilterError(f"filter {self.mode!r}: unknown search options {unknown}; choose from {SEARCH_OPTIONS}")
 
-    def create(self, **options: Any) -> Any:
+    def create(self, **options: Any) -> CandidateFilter:
         """A filter of this mode with ``options``.
 
         Raises:

@@ -25,6 +25,9 @@ from nasenergy.measurement import PRECISIONS, Measurement
 if TYPE_CHECKING:
     import torch
 
+    from nasenergy.hardware.nvml import NvmlDevice
+    from search_spaces import SpaceProtocol
+
 
 class MeterError(CandidateError):
     """A measurement could not be made (e.g. the device failed or ran out of memory)."""
@@ -68,7 +71,7 @@ class ArchMeter(Protocol):
     device_name: str
 
     def measure_arch(self, arch: Any, *, precision: str, batch_size: int, dataset: str = "cifar10",
-                     space: Any = None) -> Measurement:
+                     space: SpaceProtocol | None = None) -> Measurement:
         """The measurement of `arch` (an architecture of `space`, or its string).
 
         Args:
@@ -110,8 +113,8 @@ class ClockControlMeter(Meter, Protocol):
         has_energy_counter: whether the GPU reports an energy counter.
     """
 
-    device: Any
-    nvml_device: Any
+    device: "torch.device"
+    nvml_device: NvmlDevice | None
     has_energy_counter: bool
 
 

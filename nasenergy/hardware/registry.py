@@ -13,9 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 from nasenergy._registry import Registry, resolve
+
+if TYPE_CHECKING:
+    from nasenergy.hardware.meter import ArchMeter, Meter
+    from search_spaces import SpaceProtocol
 
 AUTO = "auto"
 """The ``--hardware`` choice that picks a meter for this machine."""
@@ -37,11 +42,12 @@ class MeterKind:
     """
 
     name: str
-    factory: Callable[..., Any] | str
+    factory: Callable[..., Meter | ArchMeter] | str
     context: tuple[str, ...] = ()
     takes_options: bool = True
 
-    def create(self, *, path: Any = None, space: Any = None, **options: Any) -> Any:
+    def create(self, *, path: str | os.PathLike[str] | None = None, space: SpaceProtocol | None = None,
+               **options: Any) -> Meter | ArchMeter:
         """A meter of this kind."""
         given = {"path": path, "space": space}
         kwargs = {k: given[k] for k in self.context}

@@ -10,6 +10,7 @@ from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, Meter
 from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
 from nasenergy.hardware.recorded import default_profile
+from search_spaces import SpaceProtocol
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def select_meter(
     hardware: str = "auto",
     *,
     profile_path: str | os.PathLike[str] | None = None,
-    space: Any = None,
+    space: SpaceProtocol | None = None,
     announce: Callable[[str], None] | None = logger.info,
     **meter_options: Any,
 ) -> Meter | ArchMeter:

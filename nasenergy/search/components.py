@@ -56,6 +56,9 @@ from nasenergy.dvfs import (
 from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
 from nasenergy.dvfs.backends import point_from_measurement
 from nasenergy.dvfs.generic import GENERIC_LABEL, GpuFacts, generic_params
+from nasenergy.dvfs.params import GpuDvfsParams
+from nasenergy.dvfs.points import OptimalClock
+from nasenergy.filter.energy_bound import EnergyBound
 from nasenergy.filter import FilterError, ScaledBound
 from nasenergy.hardware.cpu_meter import CpuMeter
 from nasenergy.hardware.recorded import shape_to_str
@@ -65,10 +68,11 @@ from nasenergy.search.machine_defaults import check_meter_serves
 
 logger = logging.getLogger(__name__)
 
-OptimalClockFn = Callable[[Any, Measurement], Any]
-"""``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock``."""
+OptimalClockFn = Callable[[Any, Measurement], OptimalClock]
+"""``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock`` (an architecture of the
+space: its type is the space's own)."""
 
-EnergyBoundFn = Callable[[Measurement], Any]
+EnergyBoundFn = EnergyBound
 """``measurement -> optimistic figures at the optimal clock`` (see `nasenergy.filter.energy_bound`)."""
 
 
@@ -155,7 +159,7 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
     """
     try:
         kind = filter_kind(config.filter)
-        available: dict[str, Callable[[], Any]] = {
+        available: dict[str, Callable[[], CandidateFilter]] = {
             "target_recall": lambda: config.target_recall,
             "objectives": lambda: tuple(config.objectives),
             "seed": lambda: config.seed,
@@ -214,7 +218,7 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
         if params is None:
             return _generic_step(mode, meter, device, missing)
 
-        def modelled(_arch: Any, measurement: Measurement) -> Any:
+        def modelled(_arch: Any, measurement: Measurement) -> OptimalClock:
             return optimal_clock_for(measurement, params=params)
 
         return DvfsStep(
@@ -249,10 +253,10 @@ def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: 
 
     facts = GpuFacts.from_device(nvml_device)
 
-    def params_of(measurement: Measurement) -> Any:
+    def params_of(measurement: Measurement) -> GpuDvfsParams:
         return generic_params(facts.with_measurement(measurement))
 
-    def modelled(_arch: Any, measurement: Measurement) -> Any:
+    def modelled(_arch: Any, measurement: Measurement) -> OptimalClock:
         return optimal_clock_for(measurement, params=params_of(measurement))
 
     def bound(measurement: Measurement) -> float:
@@ -268,7 +272,7 @@ def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: 
               f"{GENERIC_LABEL!r}"), label=GENERIC_LABEL)
 
 
-def _model_bound(params: Any, *, margin_frac: float) -> EnergyBoundFn:
+def _model_bound(params: GpuDvfsParams, *, margin_frac: float) -> EnergyBoundFn:
     """`nasenergy.dvfs.optimistic_energy_bound` with fixed parameters (NaN without energy figures)."""
     def bound(measurement: Measurement) -> float:
         if measurement.energy_j_per_img is None:
@@ -284,7 +288,7 @@ def _measured_optimal_clock(config: SearchConfig, meter: Meter | ArchMeter, spac
     control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
     shape = space.input_shape(config.dataset)
 
-    def measured(arch: Any, measurement: Measurement) -> Any:
+    def measured(arch: Any, measurement: Measurement) -> OptimalClock:
         model = space.build_deployed(arch, config.dataset)
         fmt = measurement.memory_format
         channels_last = None if fmt is None else fmt == "channels_last"
@@ -311,7 +315,7 @@ def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, spac
                          f"input {wanted[2]}; it has: {have}")
 
 
-def search_metrics(config: SearchConfig) -> Any:
+def search_metrics(config: SearchConfig) -> Metrics:
     """The oracle's metrics: ``--search-metric`` (one training run picked at random, as NATS-Bench's
     simulated search does) and NATS-Bench's report metric of the space."""
     split, epochs = parse_search_metric(config.search_metric)

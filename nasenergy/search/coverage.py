@@ -11,16 +11,15 @@ candidate cap grows in proportion to the share of cells the profile cannot answe
 from __future__ import annotations
 
 import math
-from typing import Any
-
 from nasenergy.errors import UsageError
 from nasenergy.hardware.coverage import Coverage
-from nasenergy.hardware.meter import RecordedProfile
+from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
 from nasenergy.search.config import SearchConfig
 from nasenergy.hardware.recorded import shape_to_str
+from search_spaces import SpaceProtocol
 
 
-def profile_coverage(meter: Any, space: Any, config: SearchConfig) -> Coverage | None:
+def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig) -> Coverage | None:
     """The coverage of ``meter``'s recorded profile at ``config``'s setting, or ``None`` for a meter
     that measures any network (it is no `nasenergy.hardware.meter.RecordedProfile`).
 

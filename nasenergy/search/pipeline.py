@@ -40,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,6 +58,18 @@ from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
 from nasenergy.search.tpe_dedup import watch_seen_classes
+
+if TYPE_CHECKING:
+    import multiprocessing.synchronize
+
+    import optuna
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial, TrialState
+
+    from nasenergy.dvfs.points import OptimalClock
+    from nasenergy.oracles.evaluation import Evaluation
+
+    StopEvent = threading.Event | multiprocessing.synchronize.Event
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +96,7 @@ def evaluation_seed(study_seed: int, trial_number: int) -> int:
     return int(np.random.SeedSequence([int(study_seed), int(trial_number)]).generate_state(1)[0])
 
 
-def candidates_since_evaluation(trials: Sequence[Any]) -> int:
+def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
     """How many finished candidates came after the study's newest full evaluation.
 
     Args:
@@ -104,7 +116,7 @@ def candidates_since_evaluation(trials: Sequence[Any]) -> int:
     return count
 
 
-def is_stalled(trials: Sequence[Any], patience: int) -> bool:
+def is_stalled(trials: Sequence[FrozenTrial], patience: int) -> bool:
     """Whether the stall guard stops the study: ``patience`` > 0 finished candidates in a row
     without a new full evaluation (see `candidates_since_evaluation`)."""
     return patience > 0 and candidates_since_evaluation(trials) >= patience
@@ -155,12 +167,12 @@ class Worker:
     def __init__(
         self,
         config: SearchConfig,
-        study: Any,
-        storage: Any,
+        study: optuna.Study,
+        storage: BaseStorage,
         components: Components,
         claims: ClaimStore,
         *,
-        stop: threading.Event | Any,
+        stop: StopEvent,
         on_candidate: Callable[[str], None] | None = None,
         parent_pid: int | None = None,
     ) -> None:
@@ -335,7 +347,7 @@ class Worker:
         except NasEnergyError as exc:
             return {"error": str(exc)[:500]}
 
-    def _scored(self, measurement: Measurement, evaluation: Any, clock: Any) -> dict[str, Any]:
+    def _scored(self, measurement: Measurement, evaluation: Evaluation, clock: OptimalClock | None) -> dict[str, Any]:
         """The objective figures: throughput and energy at the optimal clock (else the default)."""
         if clock is not None:
             throughput, energy = clock.best.throughput_img_per_s, clock.best.energy_j_per_img
@@ -410,9 +422,9 @@ class Worker:
         self,
         number: int,
         outcome: str,
-        state: Any,
+        state: TrialState,
         attrs: dict[str, Any] | None = None,
-        values: Any = None,
+        values: Sequence[float] | None = None,
     ) -> str:
         self._trials.set_attrs(number, {**(attrs or {}), tr.OUTCOME: outcome})
         self.study.tell(number, values if state == self._states.COMPLETE else None, state=state, skip_if_finished=True)
@@ -425,7 +437,7 @@ class Worker:
         except Exception:  # the storage may be what failed; the trial then stays RUNNING
             pass
 
-    def _learn(self, trials: list[Any]) -> None:
+    def _learn(self, trials: list[FrozenTrial]) -> None:
         """Teach the filter every evaluation finished since the last call (by any worker) and
         update the Pareto front it is given."""
         new_points = []

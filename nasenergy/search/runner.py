@@ -27,7 +27,8 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Iterator
 
 import sqlalchemy as sa
 
@@ -65,6 +66,12 @@ from nasenergy.search.study import (
     load_worker_study,
 )
 from nasenergy.search.trial_record import row_from_trial
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.trial import FrozenTrial
+
+    from nasenergy.search.pipeline import StopEvent
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +200,7 @@ def run_search(
     )
 
 
-def _short_reason(study: Any, trials: list[Any], patience: int) -> str:
+def _short_reason(study: optuna.Study, trials: list[FrozenTrial], patience: int) -> str:
     """Why worker processes stopped before the budget: the candidate cap they recorded, else the
     stall guard, else a partial profile with no unseen network left."""
     caps = [v.get("candidate_cap") for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)]
@@ -211,8 +218,8 @@ def run_worker(
     spec: StorageSpec,
     components: Components,
     *,
-    stop: Any,
-    on_candidate: Any = None,
+    stop: StopEvent,
+    on_candidate: Callable[[str], None] | None = None,
     parent_pid: int | None = None,
     retry: DbRetry | None = None,
 ) -> WorkerResult:
@@ -325,7 +332,7 @@ def reason_of_exits(exit_codes: list[int | None]) -> str:
     return "database" if EXIT_DATABASE in failed else "worker_failed"
 
 
-def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: Any, gpu: str | None, parent_pid: int) -> None:
+def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: StopEvent, gpu: str | None, parent_pid: int) -> None:
     """Entry point of a worker process (spawned): exit status 0, 1 or 2 like the command."""
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
@@ -350,7 +357,7 @@ def _raise_interrupt(*_: Any) -> None:
 
 
 @contextmanager
-def _interrupts(stop: Any) -> Iterator[None]:
+def _interrupts(stop: StopEvent) -> Iterator[None]:
     """First Ctrl-C: stop after the current candidate. Second Ctrl-C (or SIGTERM): stop now."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -373,7 +380,7 @@ def _interrupts(stop: Any) -> Iterator[None]:
 # ------------------------------------------------------------------------------------- outputs
 
 
-def write_outputs(config: SearchConfig, study: Any, spec: StorageSpec, resume_command: str,
+def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, resume_command: str,
                   stop_reason: str | None = None) -> list[Path]:
     """Rebuild every file of the run folder from the study; returns the files written.
 
