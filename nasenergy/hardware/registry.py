@@ -39,12 +39,31 @@ class MeterKind:
         context: which of ``path`` (a recorded profile) and ``space`` (the search space) the
             factory takes; the others are not passed.
         takes_options: whether the factory takes the caller's meter options (e.g. ``n_repeats``).
+        precisions: the precisions the meter measures (``None``: whatever the meter answers; the
+            search refuses another ``--precision`` before the first candidate).
+        measures_energy: whether it measures energy (without, the search drops the energy
+            objective when ``--objectives`` is not given and refuses it when it is).
+        default_precision: the precision the search takes when ``--precision`` is not given
+            (``None``: `SearchConfig`'s).
+        default_batch_size: the batch size it takes when ``--batch-size`` is not given (``None``:
+            `SearchConfig`'s).
+        label: how messages name the meter (default ``the <name> meter``).
     """
 
     name: str
     factory: Callable[..., Meter | ArchMeter] | str
     context: tuple[str, ...] = ()
     takes_options: bool = True
+    precisions: tuple[str, ...] | None = None
+    measures_energy: bool = True
+    default_precision: str | None = None
+    default_batch_size: int | None = None
+    label: str = ""
+
+    @property
+    def title(self) -> str:
+        """How messages name the meter (`label`, else ``the <name> meter``)."""
+        return self.label or f"the {self.name} meter"
 
     def create(self, *, path: str | os.PathLike[str] | None = None, space: SpaceProtocol | None = None,
                **options: Any) -> Meter | ArchMeter:
@@ -71,6 +90,11 @@ def hardware_choices() -> tuple[str, ...]:
 
 
 register_meter(MeterKind("cuda", "nasenergy.hardware.cuda_meter:CudaMeter"))
-register_meter(MeterKind("cpu", "nasenergy.hardware.cpu_meter:CpuMeter"))
+# The CPU meter measures fp32 and bf16 (`CpuMeter.precisions`) and has no energy counter; 1,024
+# images at fp32 take seconds per forward pass on a small CPU, so it takes the recorded profile's
+# fp32 batch of 256.
+register_meter(MeterKind("cpu", "nasenergy.hardware.cpu_meter:CpuMeter", precisions=("fp32", "bf16"),
+                         measures_energy=False, default_precision="fp32", default_batch_size=256,
+                         label="the CPU meter"))
 register_meter(MeterKind("recorded", "nasenergy.hardware.recorded:RecordedMeter", context=("path", "space"),
                          takes_options=False))

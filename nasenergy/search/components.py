@@ -60,9 +60,8 @@ from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.points import OptimalClock
 from nasenergy.filter.energy_bound import EnergyBound
 from nasenergy.filter import FilterError, ScaledBound
-from nasenergy.hardware.cpu_meter import CpuMeter
 from nasenergy.hardware.recorded import shape_to_str
-from nasenergy.hardware.select import select_meter
+from nasenergy.hardware.select import resolve_hardware, select_meter
 from nasenergy.oracles import load_oracle
 from nasenergy.search.machine_defaults import check_meter_serves
 
@@ -331,9 +330,9 @@ def build_components(config: SearchConfig) -> Components:
     """
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
-    meter = select_meter(config.hardware, space=space, announce=announce)
-    if isinstance(meter, CpuMeter):
-        check_meter_serves("cpu", config)
+    hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
+    meter = select_meter(hardware, space=space, announce=announce)
+    check_meter_serves(hardware, config)
     _check_recorded_setting(meter, config, space)
     coverage = profile_coverage(meter, space, config)
     check_budget_reachable(config, coverage)

@@ -1,12 +1,13 @@
 """Settings that fit the meter: what the search takes when ``--precision``, ``--batch-size`` or
 ``--objectives`` is not given, and what it refuses before the first candidate.
 
-The CPU meter (`nasenergy.hardware.cpu_meter.CpuMeter`) measures fp32 and bf16 only and has no
-energy counter. With ``--hardware cpu`` (or ``auto`` resolving to it) the search therefore takes
-fp32, a batch of `CPU_BATCH_SIZE` (the recorded profile's fp32 batch; 1,024 images at fp32 take
-seconds per forward pass on a small CPU) and the objectives accuracy and throughput, saying in one
-line that energy was dropped. Asked explicitly for what the meter cannot measure, it refuses with
-one line. On other meters the defaults are `SearchConfig`'s.
+Each meter kind declares what it can measure (`nasenergy.hardware.registry.MeterKind`: its
+``precisions``, whether it ``measures_energy``, its ``default_precision`` and
+``default_batch_size``). The CPU meter, for one, measures fp32 and bf16 only and has no energy
+counter: with ``--hardware cpu`` (or ``auto`` resolving to it) the search takes fp32, a batch of
+256 and the objectives accuracy and throughput, saying in one line that energy was dropped. Asked
+explicitly for what the meter cannot measure, it refuses with one line. Where a kind declares
+nothing, the defaults are `SearchConfig`'s.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nasenergy.errors import UsageError
-from nasenergy.search.config import OBJECTIVE_NAMES, SearchConfig
-from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.hardware.registry import METERS
 from nasenergy.hardware.select import resolve_hardware
+from nasenergy.search.config import OBJECTIVE_NAMES, SearchConfig
 
-CPU_PRECISION = "fp32"
-CPU_BATCH_SIZE = 256
+CPU_PRECISION = METERS.get("cpu").default_precision
+CPU_BATCH_SIZE = METERS.get("cpu").default_batch_size
 
 _DEFAULTS = SearchConfig()
 
@@ -48,31 +49,35 @@ def fit_to_meter(
     batch_size: int | None = None,
     objectives: tuple[str, ...] | None = None,
 ) -> MachineSettings:
-    """The settings of a run on ``meter_kind`` (``cuda``, ``cpu`` or ``recorded``); ``None`` means
-    the flag was not given.
+    """The settings of a run on ``meter_kind`` (a registered ``--hardware`` name, e.g. ``cuda``,
+    ``cpu`` or ``recorded``); ``None`` means the flag was not given.
 
     Raises:
         UsageError: an explicit precision or objective the meter cannot measure (one line).
     """
-    if meter_kind != "cpu":
-        return MachineSettings(
-            precision or _DEFAULTS.precision, batch_size or _DEFAULTS.batch_size, objectives or OBJECTIVE_NAMES
-        )
-
-    if precision is not None and precision not in CpuMeter.precisions:
+    kind = METERS.get(meter_kind)
+    if precision is not None and kind.precisions is not None and precision not in kind.precisions:
         raise UsageError(
-            f"--precision {precision} is not measured by the CPU meter; use {' or '.join(CpuMeter.precisions)}"
-        )
-    if objectives is not None and "energy" in objectives:
-        raise UsageError(
-            "the CPU meter has no energy counter, so energy cannot be an objective; use --objectives "
-            "accuracy,throughput or measure on a GPU (--hardware cuda)"
+            f"--precision {precision} is not measured by {kind.title}; use {' or '.join(kind.precisions)}"
         )
     notes = []
-    if objectives is None:
-        objectives = tuple(o for o in OBJECTIVE_NAMES if o != "energy")
-        notes.append("note: the CPU meter has no energy counter: energy dropped, searching accuracy and throughput")
-    return MachineSettings(precision or CPU_PRECISION, batch_size or CPU_BATCH_SIZE, objectives, tuple(notes))
+    if not kind.measures_energy:
+        without_energy = tuple(o for o in OBJECTIVE_NAMES if o != "energy")
+        if objectives is not None and "energy" in objectives:
+            raise UsageError(
+                f"{kind.title} has no energy counter, so energy cannot be an objective; use --objectives "
+                f"{','.join(without_energy)} or measure on a GPU (--hardware cuda)"
+            )
+        if objectives is None:
+            objectives = without_energy
+            notes.append(f"note: {kind.title} has no energy counter: energy dropped, searching "
+                         f"{' and '.join(without_energy)}")
+    return MachineSettings(
+        precision or kind.default_precision or _DEFAULTS.precision,
+        batch_size or kind.default_batch_size or _DEFAULTS.batch_size,
+        objectives or OBJECTIVE_NAMES,
+        tuple(notes),
+    )
 
 
 def resolved_meter_kind(hardware: str, space_name: str = "tss") -> str:
@@ -88,4 +93,3 @@ def check_meter_serves(meter_kind: str, config: SearchConfig) -> None:
         UsageError: one line naming the flag to change.
     """
     fit_to_meter(meter_kind, precision=config.precision, objectives=config.objectives)
-

@@ -48,3 +48,32 @@ def test_a_config_built_in_code_is_checked_against_the_cpu_meter():
         check_meter_serves("cpu", SearchConfig(hardware="cpu"))
     check_meter_serves("cpu", SearchConfig(hardware="cpu", precision="fp32", objectives=("accuracy", "throughput")))
     check_meter_serves("recorded", SearchConfig())
+
+
+def test_the_cpu_kind_declares_what_the_cpu_meter_measures():
+    from nasenergy.hardware.registry import METERS
+
+    kind = METERS.get("cpu")
+    assert kind.precisions == CpuMeter.precisions and not kind.measures_energy
+
+
+def test_a_new_meter_kind_declares_its_own_precisions_and_energy():
+    from pathlib import Path
+
+    from nasenergy.hardware.registry import METERS, MeterKind, register_meter
+
+    register_meter(MeterKind("toy-cap", "nasenergy.hardware.cpu_meter:CpuMeter", precisions=("fp16",),
+                             measures_energy=False, default_batch_size=8, label="the toy meter"))
+    try:
+        fitted = fit_to_meter("toy-cap")
+        assert (fitted.precision, fitted.batch_size, fitted.objectives) == ("fp16", 8, ("accuracy", "throughput"))
+        assert fitted.notes == ("note: the toy meter has no energy counter: energy dropped, searching "
+                                "accuracy and throughput",)
+        with pytest.raises(UsageError, match="--precision fp32 is not measured by the toy meter; use fp16"):
+            fit_to_meter("toy-cap", precision="fp32")
+        with pytest.raises(UsageError, match="the toy meter has no energy counter"):
+            check_meter_serves("toy-cap", SearchConfig(hardware="cpu", precision="fp16"))
+    finally:
+        METERS.unregister("toy-cap")
+    components = Path(__file__).resolve().parents[2] / "nasenergy" / "search" / "components.py"
+    assert "CpuMeter" not in components.read_text(encoding="utf-8")
