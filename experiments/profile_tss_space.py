@@ -54,6 +54,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.hardware.cuda_meter import CudaMeter, host_copies
+from nasenergy.hardware.deployed import with_official_counts
+from nasenergy.hardware.flops import count_model
+from nasenergy.hardware.recorded import (
+    DEPLOYED_PROFILE,
+    OPTIONAL_COLUMNS,
+    SSS_PROFILE,
+    WRITTEN_COLUMNS,
+    measurement_from_row,
+    measurement_to_row,
+    read_profile,
+    write_profile,
+)
+from search_spaces import get_space
+
 SETTINGS_FP16 = ("fp16", 1024, None)  # None: the meter measures in the faster memory format
 SETTINGS_FP32 = ("fp32", 256, None)
 
@@ -77,7 +93,6 @@ def class_order(space: Any, seed: int) -> list[Any]:
 def complete_rows(path: Path) -> list[dict[str, str]]:
     """The complete rows of a profile or chunk CSV (a run killed mid-write may leave a partial
     last line, which is dropped)."""
-    from nasenergy.hardware.recorded import read_profile
 
     return [r for r in read_profile(path) if None not in r.values() and None not in r]
 
@@ -125,8 +140,6 @@ def _run_columns(meter: Any) -> dict[str, Any]:
 
 def _measure_rows(meter: Any, space: Any, arch: Any, prepared: "Prepared",
                   settings: list[tuple[str, int, bool | None]], torch_version: str) -> Iterator[dict[str, str]]:
-    from nasenergy.hardware.deployed import with_official_counts
-    from nasenergy.hardware.recorded import measurement_to_row
 
     for precision, batch_size, channels_last in settings:
         model = prepared.copies.get(precision, prepared.model)
@@ -150,8 +163,6 @@ def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] 
     """The deployed network of `arch` with its FLOPs counted and, for each setting, the meter's
     host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread
     while the GPU measures the previous network."""
-    from nasenergy.hardware.cuda_meter import host_copies
-    from nasenergy.hardware.flops import count_model
 
     model = space.build_deployed(arch, "cifar10")
     count_model(model, space.input_shape("cifar10"))  # cached per model: the meter reuses it
@@ -170,7 +181,6 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
     """Re-measure the reference classes on this board into `path` (not a chunk: never merged)."""
     import torch
 
-    from nasenergy.hardware.recorded import WRITTEN_COLUMNS
 
     n = 0
     with open(path, "w", newline="") as f:
@@ -186,9 +196,6 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
 def cmd_measure(args: argparse.Namespace) -> int:
     import torch
 
-    from nasenergy.hardware.cuda_meter import CudaMeter
-    from nasenergy.hardware.recorded import WRITTEN_COLUMNS
-    from search_spaces import get_space
 
     t_start = time.perf_counter()
     if not torch.cuda.is_available():
@@ -280,7 +287,6 @@ def fill_empty(rows: list[dict[str, str]], values: dict[str, str]) -> list[dict[
 
 def parse_fill(text: str) -> tuple[str, str]:
     """``"COLUMN=VALUE"`` for an optional profile column."""
-    from nasenergy.hardware.recorded import OPTIONAL_COLUMNS
 
     key, sep, value = text.partition("=")
     if not sep or key not in OPTIONAL_COLUMNS:
@@ -290,7 +296,6 @@ def parse_fill(text: str) -> tuple[str, str]:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from nasenergy.hardware.recorded import read_profile, write_profile
 
     existing = read_profile(args.profile) if args.profile.is_file() else []
     new = [r for path in args.chunks for r in complete_rows(path)]
@@ -305,9 +310,6 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from nasenergy.hardware.cuda_meter import CudaMeter
-    from nasenergy.hardware.recorded import measurement_from_row, read_profile
-    from search_spaces import get_space
 
     if not torch.cuda.is_available():
         print("error: re-measuring needs a CUDA GPU", file=sys.stderr)
@@ -360,9 +362,7 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nasenergy.hardware.recorded import DEPLOYED_PROFILE, SSS_PROFILE
 
-    from nasenergy._cli import OneLineParser
 
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -400,7 +400,6 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.profile is None:
         args.profile = SSS_PROFILE if args.space == "sss" else DEPLOYED_PROFILE
-    from nasenergy._cli import run_main
 
     return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args))
 

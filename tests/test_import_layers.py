@@ -216,9 +216,8 @@ LAZY_MARK = "# lazy:"
 """A function-local import of one of our modules or of the standard library carries this mark and
 its reason on its line (e.g. ``# lazy: imports torch``); other imports go to module level."""
 
-UNMARKED_ALLOWED = {"experiments.profile_tss_space"}
-"""Modules whose function-local imports are left as they are (the TSS profiler, edited with the
-profiling runs; its local imports are of light modules)."""
+UNMARKED_ALLOWED: set[str] = set()
+"""Modules whose function-local imports are left as they are (none)."""
 
 
 def _ours_or_stdlib(module: str, node: ast.Import | ast.ImportFrom) -> bool:

@@ -436,7 +436,7 @@ class CudaMeter:
                     self.last_counters = counters.stop()
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
-                del step, keep, net, x
+                step = keep = net = x = None  # the GPU copies go before the cache is emptied
                 torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
                 self.last_phases_s = {"prepare": t_prepared - t_start, "copy": t_copy, "capture": t_capture,
                                       "throughput": t_timed - t_prepared, "energy": t_energy - t_timed,
