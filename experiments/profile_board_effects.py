@@ -8,10 +8,15 @@ the network's own description (the operation on each of the six edges, log FLOPs
 memory format) plus one offset per board; a board's offset, as a percentage against the board with
 the most rows, is its effect. The standard error comes from the fit's residuals.
 
+With ``--reference`` (the ``reference_*.csv`` files that ``profile_tss_space.py measure --reference
+N`` writes: the profile's earliest classes re-measured on each call's boards) it also gives each
+re-measuring board's offset network for network (``paired_offsets.csv``), which the fit can only
+estimate.
+
 Writes ``board_effects.csv`` and ``README.md`` to ``--out`` (default
 ``results/profile_agreement/boards``)::
 
-    python experiments/profile_board_effects.py [--profile nasenergy/data/h200_tss_deployed_profile.csv.gz]
+    python experiments/profile_board_effects.py [--profile PROFILE] [--reference reference_*.csv ...]
 """
 
 from __future__ import annotations
@@ -67,10 +72,38 @@ def board_effects(rows: list[dict[str, str]], precision: str) -> list[dict[str, 
     return out
 
 
+PAIRED_COLUMNS = ("precision", "quantity", "board", "pairs", "median_ratio_pct", "iqr_low_pct", "iqr_high_pct")
+
+
+def paired_offsets(profile_rows: list[dict[str, str]], reference_rows: list[dict[str, str]]) -> list[dict[str, object]]:
+    """Board offsets from re-measured reference classes (``measure --reference N``), network for
+    network: per (precision, re-measuring board), the median and quartiles of reference / profile - 1
+    over the classes both hold. Exact pairs, so far tighter than the fitted effects."""
+    recorded = {(r["canonical_arch"], r["precision"]): r for r in profile_rows}
+    ratios: dict[tuple[str, str, str], list[float]] = {}
+    for r in reference_rows:
+        old = recorded.get((r["canonical_arch"], r["precision"]))
+        if old is None:
+            continue
+        for quantity in ("energy_j_per_img", "throughput_img_per_s"):
+            if r.get(quantity) and old.get(quantity):
+                key = (r["precision"], quantity, r.get("gpu_uuid", ""))
+                ratios.setdefault(key, []).append(float(r[quantity]) / float(old[quantity]) - 1)
+    out = []
+    for (precision, quantity, board), values in sorted(ratios.items()):
+        q1, med, q3 = np.percentile(values, [25, 50, 75])
+        out.append({"precision": precision, "quantity": quantity, "board": board, "pairs": len(values),
+                    "median_ratio_pct": round(100 * float(med), 2), "iqr_low_pct": round(100 * float(q1), 2),
+                    "iqr_high_pct": round(100 * float(q3), 2)})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--profile", type=Path, default=DEPLOYED_PROFILE)
     p.add_argument("--out", type=Path, default=ROOT / "results" / "profile_agreement" / "boards")
+    p.add_argument("--reference", type=Path, nargs="*", default=[], metavar="CSV",
+                   help="reference_*.csv files of `profile_tss_space.py measure --reference N`: adds paired offsets")
     args = p.parse_args(argv)
 
     def run() -> int:
@@ -91,6 +124,20 @@ def main(argv: list[str] | None = None) -> int:
         for e in table:
             lines.append(f"| {e['precision']} | {e['quantity']} | `{str(e['board'])[:12]}` | {e['rows']} | "
                          f"{e['effect_pct']:+.2f} % | {e['stderr_pct']:.2f} % |")
+        if args.reference:
+            refs = [r for path in args.reference for r in read_profile(path)]
+            paired = paired_offsets(rows, refs)
+            with open(args.out / "paired_offsets.csv", "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=PAIRED_COLUMNS, lineterminator="\n")
+                w.writeheader()
+                w.writerows(paired)
+            lines += ["", f"Paired offsets from {len(refs)} re-measured reference rows "
+                      f"({', '.join(p.name for p in args.reference)}): re-measured / recorded - 1 for the same "
+                      "network (measured).", "",
+                      "| precision | quantity | board | pairs | median | quartiles |", "|---|---|---|---:|---:|---|"]
+            for e in paired:
+                lines.append(f"| {e['precision']} | {e['quantity']} | `{str(e['board'])[:12]}` | {e['pairs']} | "
+                             f"{e['median_ratio_pct']:+.2f} % | {e['iqr_low_pct']:+.2f} % .. {e['iqr_high_pct']:+.2f} % |")
         (args.out / "README.md").write_text("\n".join(lines) + "\n")
         print("\n".join(lines))
         return 0

@@ -39,3 +39,18 @@ def test_one_board_gives_no_effects(load_experiment) -> None:
     mod = load_experiment("profile_board_effects")
     rows = [r for r in _rows(0.0) if r["gpu_uuid"] == "GPU-a"]
     assert mod.board_effects(rows, "fp16") == []
+
+
+def test_paired_offsets_are_per_board_and_network(load_experiment) -> None:
+    mod = load_experiment("profile_board_effects")
+    profile = _rows(0.0)
+    reference = []
+    for r in profile[:30]:
+        for board, factor in (("GPU-x", 0.97), ("GPU-y", 1.02)):
+            reference.append({**r, "gpu_uuid": board, "energy_j_per_img": str(float(r["energy_j_per_img"]) * factor)})
+    reference.append({**profile[0], "canonical_arch": "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|x"})  # not in the profile
+    table = {(e["quantity"], e["board"]): e for e in mod.paired_offsets(profile[:30], reference)}
+    assert table[("energy_j_per_img", "GPU-x")]["median_ratio_pct"] == pytest.approx(-3.0, abs=1e-6)
+    assert table[("energy_j_per_img", "GPU-y")]["median_ratio_pct"] == pytest.approx(2.0, abs=1e-6)
+    assert table[("throughput_img_per_s", "GPU-x")]["median_ratio_pct"] == pytest.approx(0.0, abs=1e-9)
+    assert table[("energy_j_per_img", "GPU-x")]["pairs"] == 30
