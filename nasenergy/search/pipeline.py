@@ -51,7 +51,7 @@ from nasenergy.measurement import Measurement
 from nasenergy.pareto import ParetoFront
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
-from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, Cell, ClaimStore
+from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNING, BudgetStatus, Cell, ClaimStore
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
@@ -228,7 +228,7 @@ class Worker:
             self._handled += 1
             self.on_candidate(outcome)
 
-    def _exhausted(self, status: Any) -> bool:
+    def _exhausted(self, status: BudgetStatus) -> bool:
         """Whether every class a partial recorded profile holds has been seen (a new candidate can
         then only be a duplicate or not recorded) while budget slots are still free."""
         coverage = self.components.coverage
