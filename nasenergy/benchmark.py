@@ -39,6 +39,7 @@ from nasenergy.oracles.errors import GET_A_BENCHMARK
 from nasenergy.oracles.loader import load_oracle
 from nasenergy.paths import shared_data_dir
 from pathlib import Path
+from search_spaces import Arch
 
 
 def _human_bytes(n: int) -> str:
@@ -135,7 +136,7 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     oracle = load_oracle(args.benchmark, args.space, seed=args.seed, estimate=args.estimate,
                          cache_directory=args.cache_dir)
-    arch: Any = int(args.arch) if args.arch.strip().isdigit() else args.arch
+    arch: Arch = int(args.arch) if args.arch.strip().isdigit() else args.arch
     rows = [("search", oracle.evaluate(arch, args.dataset, seed=args.seed)),
             ("report", oracle.report(arch, args.dataset))]
     out.write(f"{oracle.describe()}\n")

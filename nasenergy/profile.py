@@ -31,7 +31,7 @@ from nasenergy.hardware.cpu_meter import CpuMeter
 from nasenergy.hardware.cuda_meter import CudaMeter
 from nasenergy.hardware.nvml import NvmlError, device_count, open_device
 from nasenergy.hardware.recorded import RecordedMeter, shape_to_str
-from search_spaces import DATASETS, SPACE_NAMES, get_space
+from search_spaces import Arch, DATASETS, SPACE_NAMES, get_space
 
 
 DEFAULT_BATCH_SIZE = 1024
@@ -134,7 +134,7 @@ def _png_for(png: Path | None, precision: str, many: bool) -> Path | None:
     return png.with_name(f"{png.stem}_{precision}{png.suffix}")
 
 
-def recorded_plan(meter: Any, arch: Any, precisions: Sequence[str], batch_size: int | None, dataset: str, *,
+def recorded_plan(meter: Any, arch: Arch, precisions: Sequence[str], batch_size: int | None, dataset: str, *,
                   skip_missing: bool) -> list[tuple[str, int]]:
     """The (precision, batch size) pairs to replay from a recorded profile.
 

@@ -12,7 +12,7 @@ configurations). Importing this package does no work and does not import torch::
 from search_spaces._cost import ModelCost
 from search_spaces._datasets import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS, DatasetInfo, dataset_info
 from search_spaces._network_spec import LayerSpec, NetworkSpec
-from search_spaces._protocol import SpaceProtocol
+from search_spaces._protocol import Arch, SpaceProtocol
 from search_spaces._registry import SPACE_NAMES, get_space, register_space, space_names
 from search_spaces._space import SearchSpace
 from search_spaces._sss_arch import SSS_CHANNELS, SSSArch
@@ -21,8 +21,6 @@ from search_spaces._tss_arch import TSS_EDGES, TSS_OPS, Edge, TSSArch
 from search_spaces._tss_features import TSS_FEATURE_NAMES
 from search_spaces._tss_space import TSS_CHANNELS, TSSSpace
 
-Arch = TSSArch | SSSArch
-"""Any architecture of either space."""
 
 __all__ = [
     "DATASETS",

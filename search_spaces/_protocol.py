@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 
 if TYPE_CHECKING:
     from torch import nn
+
+
+Arch: TypeAlias = Hashable
+"""An architecture of a search space: immutable and hashable, with an official string form
+(`SpaceProtocol.parse` reads it back). Each space has its own class (`TssArch`, `SssArch`); code that
+works with any space types architectures as `Arch`."""
 
 
 @runtime_checkable
@@ -23,23 +30,23 @@ class SpaceProtocol(Protocol):
     name: str
     size: int
 
-    def parse(self, text: Any) -> Any:
+    def parse(self, text: Any) -> Arch:
         """The architecture a string names (an architecture passes through)."""
         ...
 
-    def canonical(self, arch: Any) -> Any:
+    def canonical(self, arch: Arch) -> Arch:
         """The representative of `arch`'s class of functionally identical architectures."""
         ...
 
-    def index(self, arch: Any) -> int:
+    def index(self, arch: Arch) -> int:
         """`arch`'s index, ``0 .. size - 1``."""
         ...
 
-    def suggest(self, trial: Any) -> Any:
+    def suggest(self, trial: Any) -> Arch:
         """An architecture from an Optuna trial's categorical suggestions."""
         ...
 
-    def features(self, arch: Any) -> np.ndarray:
+    def features(self, arch: Arch) -> np.ndarray:
         """Structural features of `arch` for the filters."""
         ...
 
@@ -47,7 +54,7 @@ class SpaceProtocol(Protocol):
         """One image's ``(C, H, W)`` for `dataset`."""
         ...
 
-    def build_deployed(self, arch: Any, dataset: str = "cifar10", *, seed: int = 0) -> "nn.Module":
+    def build_deployed(self, arch: Arch, dataset: str = "cifar10", *, seed: int = 0) -> "nn.Module":
         """The network a meter measures for `arch`."""
         ...
 

@@ -33,7 +33,7 @@ from nasenergy.hardware.meter import check_request
 from nasenergy.measurement import Measurement
 from nasenergy.hardware.recorded import measurement_to_row, write_profile
 from pathlib import Path
-from search_spaces import get_space
+from search_spaces import Arch, get_space
 
 if TYPE_CHECKING:
     import torch
@@ -91,7 +91,7 @@ class FakeMeter:
         key = self.key(model) if self.key is not None else None
         return self._make(count, shape, batch_size, precision, key, t0)
 
-    def measure_arch(self, arch: Any, *, precision: str, batch_size: int, space: Any = None,
+    def measure_arch(self, arch: Arch, *, precision: str, batch_size: int, space: Any = None,
                      dataset: str = "cifar10") -> Measurement:
         """Synthetic measurement of a search-space architecture without building it.
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from nasenergy.hardware.meter import Meter
 from nasenergy.measurement import Measurement
+from search_spaces import Arch
 
 
-def with_official_counts(m: Measurement, space: Any, arch: Any, dataset: str, *,
+def with_official_counts(m: Measurement, space: Any, arch: Arch, dataset: str, *,
                          network_form: str = "deployed") -> Measurement:
     """`m` marked as measured on `network_form` (by default the deployed network of `arch`), with
     `arch`'s own official params and FLOPs."""
@@ -26,7 +27,7 @@ def with_official_counts(m: Measurement, space: Any, arch: Any, dataset: str, *,
                                flops_per_img_official=float(official.flops))
 
 
-def measure_deployed(meter: Meter, space: Any, arch: Any, dataset: str, *, batch_size: int,
+def measure_deployed(meter: Meter, space: Any, arch: Arch, dataset: str, *, batch_size: int,
                      precision: str, channels_last: bool | None = None, seed: int = 0) -> Measurement:
     """Measure the deployed network of `arch` on `dataset`'s input shape with `meter`.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, Sequence, runtime_checkable
 
 from nasenergy.errors import CandidateError, UsageError
 from nasenergy.measurement import PRECISIONS, Measurement
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import torch
 
     from nasenergy.hardware.nvml import NvmlDevice
-    from search_spaces import SpaceProtocol
+    from search_spaces import Arch, SpaceProtocol
 
 
 class MeterError(CandidateError):
@@ -70,7 +70,7 @@ class ArchMeter(Protocol):
 
     device_name: str
 
-    def measure_arch(self, arch: Any, *, precision: str, batch_size: int, dataset: str = "cifar10",
+    def measure_arch(self, arch: Arch, *, precision: str, batch_size: int, dataset: str = "cifar10",
                      space: SpaceProtocol | None = None) -> Measurement:
         """The measurement of `arch` (an architecture of `space`, or its string).
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from nasenergy.errors import CandidateError, DataNotFoundError, UsageError
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
-from search_spaces import get_space
+from search_spaces import Arch, get_space
 
 #: The profile shipped with the package (measured on an NVIDIA H200).
 DEFAULT_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_profile.csv.gz"
@@ -220,21 +220,21 @@ class RecordedMeter:
             self._space = get_space("tss")
         return self._space
 
-    def _class_of(self, arch: Any) -> str:
+    def _class_of(self, arch: Arch) -> str:
         """The key of `arch`'s class in this profile: its deployed key, or its canonical form."""
         space = self.space
         if self.network_form == "deployed":
             return space.deployed_key(arch)
         return str(space.canonical(arch))
 
-    def _key(self, arch: Any, precision: str, batch_size: int, dataset: str) -> tuple[str, str, int, str]:
+    def _key(self, arch: Arch, precision: str, batch_size: int, dataset: str) -> tuple[str, str, int, str]:
         space = self.space
         if isinstance(arch, str):
             arch = space.parse(arch)
         shape = shape_to_str(space.input_shape(dataset))
         return self._class_of(arch), precision, int(batch_size), shape
 
-    def covers(self, arch: Any, *, precision: str | None = None, batch_size: int | None = None,
+    def covers(self, arch: Arch, *, precision: str | None = None, batch_size: int | None = None,
                dataset: str = "cifar10") -> bool:
         """Whether the profile holds `arch`'s class (at `precision`/`batch_size` if given)."""
         canon, _, _, shape = self._key(arch, "", 0, dataset)
@@ -242,7 +242,7 @@ class RecordedMeter:
                    and (batch_size is None or b == batch_size)
                    for p, b, s in self._by_class.get(canon, ()))
 
-    def measure_arch(self, arch: Any, *, precision: str, batch_size: int,
+    def measure_arch(self, arch: Arch, *, precision: str, batch_size: int,
                      dataset: str = "cifar10", space: Any = None) -> Measurement:
         """The recorded measurement of `arch`'s class.
 

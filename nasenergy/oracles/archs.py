@@ -8,7 +8,7 @@ from typing import Any
 
 from nasenergy.errors import ArchError
 from nasenergy.oracles.errors import ArchNotInBenchmarkError
-from search_spaces import SSSSpace, TSSSpace, get_space
+from search_spaces import Arch, SSSSpace, TSSSpace, get_space
 
 SPACE_SIZES: dict[str, int] = {space.name: space.size for space in (TSSSpace, SSSSpace)}
 """Architectures in each NATS-Bench space (the spaces NATS-Bench benchmarks)."""
@@ -41,7 +41,7 @@ def space_name_of(space: Any) -> str:
     raise ArchError(f"cannot tell which NATS-Bench space {space!r} is; pass 'tss' or 'sss'")
 
 
-def arch_index(arch: Any, index_of: Mapping[str, int], space_name: str) -> int:
+def arch_index(arch: Arch, index_of: Mapping[str, int], space_name: str) -> int:
     """The official index of `arch`.
 
     Args:

@@ -30,7 +30,7 @@ from typing import Any
 
 from nasenergy.oracles.datasets import NatsCell, schedule_epochs
 from nasenergy.oracles.errors import CostEstimationError
-from search_spaces import get_space
+from search_spaces import Arch, get_space
 
 DEFAULT_BATCH_SIZE = 256
 STEP_TIMES_FILE = "step_times.sqlite"
@@ -104,7 +104,7 @@ class StepTimeEstimator:
             self._device = "cuda" if torch.cuda.is_available() else "cpu"
         return self._device
 
-    def cost_s(self, arch: Any, cell: NatsCell, schedule: str) -> float:
+    def cost_s(self, arch: Arch, cell: NatsCell, schedule: str) -> float:
         """Estimated seconds to train `arch` on `cell`'s training set for `schedule` and score it.
 
         Raises:
@@ -116,7 +116,7 @@ class StepTimeEstimator:
         epochs = schedule_epochs(schedule)
         return step.train_step_s * batches_per_epoch * epochs + step.eval_step_s * eval_batches
 
-    def step_time(self, arch: Any, dataset: str) -> StepTime:
+    def step_time(self, arch: Arch, dataset: str) -> StepTime:
         """Step times of `arch` on `dataset` (cached per canonical class)."""
         space = get_space(self.space_name)
         canonical = str(space.canonical(arch))

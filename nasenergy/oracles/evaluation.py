@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from nasenergy.oracles.datasets import normalize_schedule
 from nasenergy.oracles.errors import UnknownDatasetError
+from search_spaces import Arch
 
 CostSource = Literal["recorded", "estimated", "unknown"]
 COST_SOURCES: tuple[str, ...] = ("recorded", "estimated", "unknown")
@@ -133,11 +134,11 @@ class AccuracyOracle(Protocol):
         """The search and report metrics this oracle answers."""
         ...
 
-    def evaluate(self, arch: Any, dataset: str, *, seed: int | None = None) -> Evaluation:
+    def evaluate(self, arch: Arch, dataset: str, *, seed: int | None = None) -> Evaluation:
         """The search metric of `arch` on `dataset`, with the cost a real evaluation would charge."""
         ...
 
-    def report(self, arch: Any, dataset: str) -> Evaluation:
+    def report(self, arch: Arch, dataset: str) -> Evaluation:
         """The final reported metric of `arch` on `dataset`."""
         ...
 

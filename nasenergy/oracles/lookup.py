@@ -40,6 +40,7 @@ from nasenergy.oracles.evaluation import (
 )
 from nasenergy.oracles.tables import read_tables
 from nasenergy.paths import cache_dir
+from search_spaces import Arch
 
 ESTIMATE_MODES: tuple[str, ...] = ("auto", "fit", "device", "none")
 
@@ -143,7 +144,7 @@ class BenchmarkOracle:
         """One line naming the benchmark."""
         return self._description
 
-    def evaluate(self, arch: Any, dataset: str, *, seed: int | None = None) -> Evaluation:
+    def evaluate(self, arch: Arch, dataset: str, *, seed: int | None = None) -> Evaluation:
         """The search metric of `arch` on `dataset` and the cost of a real evaluation.
 
         Args:
@@ -154,7 +155,7 @@ class BenchmarkOracle:
         """
         return self.query_many([arch], dataset, self._metrics.search, seed=seed).row(0)
 
-    def report(self, arch: Any, dataset: str) -> Evaluation:
+    def report(self, arch: Arch, dataset: str) -> Evaluation:
         """The final reported metric of `arch` on `dataset`."""
         return self.query_many([arch], dataset, self._metrics.report).row(0)
 

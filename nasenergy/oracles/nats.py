@@ -39,6 +39,7 @@ from nasenergy.oracles.evaluation import (
     default_metrics,
     trial_label,
 )
+from search_spaces import Arch
 
 NATS_BASE_NAMES: dict[str, str] = {"tss": "NATS-tss-v1_0-3ffb9", "sss": "NATS-sss-v1_0-50262"}
 PICKLE_EXT = ".pickle.pbz2"
@@ -198,7 +199,7 @@ class NatsBenchOracle:
         mode = "fast mode" if self.location.fast_mode else "full file"
         return f"NATS-Bench {self._space_name} at {self.location.path} ({mode})"
 
-    def evaluate(self, arch: Any, dataset: str, *, seed: int | None = None) -> Evaluation:
+    def evaluate(self, arch: Arch, dataset: str, *, seed: int | None = None) -> Evaluation:
         """The search metric of `arch` on `dataset` and its simulated training cost.
 
         Args:
@@ -209,12 +210,12 @@ class NatsBenchOracle:
         """
         return self.query(arch, dataset, self._metrics.search, seed=seed)
 
-    def report(self, arch: Any, dataset: str) -> Evaluation:
+    def report(self, arch: Arch, dataset: str) -> Evaluation:
         """The final reported metric of `arch` on `dataset` (mean over runs by default)."""
         return self.query(arch, dataset, self._metrics.report, seed=None)
 
     def query(
-        self, arch: Any, dataset: str, metric: MetricSpec, *, seed: int | None = None
+        self, arch: Arch, dataset: str, metric: MetricSpec, *, seed: int | None = None
     ) -> Evaluation:
         """Any metric of `arch` on `dataset`.
 

@@ -46,7 +46,7 @@ from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
 from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
-from search_spaces import SpaceProtocol, get_space
+from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
 from nasenergy.dvfs import (
@@ -177,14 +177,14 @@ def arch_measurer(meter: Meter | ArchMeter, space: SpaceProtocol, config: Search
     """
     if isinstance(meter, ArchMeter):
 
-        def measure(arch: Any) -> Measurement:
+        def measure(arch: Arch) -> Measurement:
             return meter.measure_arch(
                 arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset, space=space
             )
 
         return measure
 
-    def measure_built(arch: Any) -> Measurement:
+    def measure_built(arch: Arch) -> Measurement:
         return measure_deployed(meter, space, arch, config.dataset, batch_size=config.batch_size,
                                 precision=config.precision)
 
@@ -217,7 +217,7 @@ def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtoc
         if params is None:
             return _generic_step(mode, meter, device, missing)
 
-        def modelled(_arch: Any, measurement: Measurement) -> OptimalClock:
+        def modelled(_arch: Arch, measurement: Measurement) -> OptimalClock:
             return optimal_clock_for(measurement, params=params)
 
         return DvfsStep(
@@ -255,7 +255,7 @@ def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: 
     def params_of(measurement: Measurement) -> GpuDvfsParams:
         return generic_params(facts.with_measurement(measurement))
 
-    def modelled(_arch: Any, measurement: Measurement) -> OptimalClock:
+    def modelled(_arch: Arch, measurement: Measurement) -> OptimalClock:
         return optimal_clock_for(measurement, params=params_of(measurement))
 
     def bound(measurement: Measurement) -> float:
@@ -287,7 +287,7 @@ def _measured_optimal_clock(config: SearchConfig, meter: Meter | ArchMeter, spac
     control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
     shape = space.input_shape(config.dataset)
 
-    def measured(arch: Any, measurement: Measurement) -> OptimalClock:
+    def measured(arch: Arch, measurement: Measurement) -> OptimalClock:
         model = space.build_deployed(arch, config.dataset)
         fmt = measurement.memory_format
         channels_last = None if fmt is None else fmt == "channels_last"

@@ -58,6 +58,7 @@ from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
 from nasenergy.search.tpe_dedup import watch_seen_classes
+from search_spaces import Arch
 
 if TYPE_CHECKING:
     import multiprocessing.synchronize
@@ -281,7 +282,7 @@ class Worker:
             raise
 
     def _evaluate(
-        self, number: int, arch: Any, canonical: str, measurement: Measurement, *, seed_number: int | None = None
+        self, number: int, arch: Arch, canonical: str, measurement: Measurement, *, seed_number: int | None = None
     ) -> str:
         """Steps 5-7 for a claimed network; closes the claim whatever happens.
 
@@ -336,7 +337,7 @@ class Worker:
         )
         return LOST
 
-    def _final(self, arch: Any) -> dict[str, Any]:
+    def _final(self, arch: Arch) -> dict[str, Any]:
         """The oracle's final reported figure (``report``), or ``{"error": ...}`` when it has none:
         it is reported beside the objectives, never searched on, so its absence fails nothing."""
         report = getattr(self.components.oracle, "report", None)

@@ -25,6 +25,7 @@ from nasenergy.filter.trial_attrs import CHEAP_ATTR
 from nasenergy.filter.trial_attrs import measurement_of as _stored_measurement
 from nasenergy.search import outcomes as oc
 from nasenergy.search.candidate_schema import CANDIDATE_SCHEMA
+from search_spaces import Arch
 
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
@@ -36,7 +37,7 @@ IDENTITY_ATTRS: tuple[str, ...] = (CANDIDATE, OUTCOME, DUPLICATE_OF)
 repeats."""
 
 
-def candidate_attr(worker: str, arch: Any, canonical: str, arch_index: int) -> dict[str, Any]:
+def candidate_attr(worker: str, arch: Arch, canonical: str, arch_index: int) -> dict[str, Any]:
     """The ``candidate`` attribute."""
     return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index)}
 
