@@ -245,8 +245,8 @@ class CudaMeter:
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
-        probes; of which ``copy`` and ``capture`` with its first replay), ``throughput``, ``energy``
-        and ``release`` (for tuning the profiler)."""
+        probes; of which ``copy``, moving the copies to the GPU, and ``capture`` with its first
+        replay), ``throughput``, ``energy`` and ``release`` (for tuning the profiler)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
@@ -315,9 +315,12 @@ class CudaMeter:
         net(x)
         return (lambda: net(x)), None
 
-    def _queue_repeats(self, step: Callable[[], Any], steps: int, repeats: int) -> list[Any]:
-        """Queue `repeats` contiguous runs of `steps` forward passes each, bracketed by timing
-        events (read them with `_repeat_seconds`)."""
+    def _time_repeats(self, step: Callable[[], Any], steps: int, repeats: int,
+                      while_running: Callable[[], None] | None = None) -> list[float]:
+        """GPU seconds of `repeats` contiguous runs of `steps` forward passes each.
+
+        All work is queued first; `while_running` is called while the GPU executes it.
+        """
         import torch
 
         events = [torch.cuda.Event(enable_timing=True) for _ in range(repeats + 1)]
@@ -326,17 +329,10 @@ class CudaMeter:
             for _ in range(steps):
                 step()
             events[i + 1].record()
-        return events
-
-    @staticmethod
-    def _repeat_seconds(events: list[Any]) -> list[float]:
-        """GPU seconds of each queued repeat (waits for the last)."""
+        if while_running is not None:
+            while_running()
         events[-1].synchronize()
         return [a.elapsed_time(b) / 1000.0 for a, b in zip(events, events[1:])]
-
-    def _time_repeats(self, step: Callable[[], Any], steps: int, repeats: int) -> list[float]:
-        """GPU seconds of `repeats` contiguous runs of `steps` forward passes each."""
-        return self._repeat_seconds(self._queue_repeats(step, steps, repeats))
 
     # ----------------------------------------------------------------------------- measure
     def measure(
@@ -361,16 +357,13 @@ class CudaMeter:
 
         t_start = time.perf_counter()
         shape = check_request(input_shape, batch_size, precision)
-        prepared = model if isinstance(model, HostCopies) else None
-        if prepared is not None:
-            if prepared.precision != precision:
-                raise UsageError(f"host copies were made for {prepared.precision}, not {precision}")
-            model = prepared.model
-            formats = [f for f in prepared.formats if channels_last is None or f == channels_last]
-            if not formats:
-                raise UsageError("no host copy in the memory format asked for")
-        else:
-            formats = memory_formats(model, channels_last)
+        prepared = model if isinstance(model, HostCopies) else host_copies(model, precision, channels_last)
+        if prepared.precision != precision:
+            raise UsageError(f"host copies were made for {prepared.precision}, not {precision}")
+        model = prepared.model
+        formats = [f for f in prepared.formats if channels_last is None or f == channels_last]
+        if not formats:
+            raise UsageError("no host copy in the memory format asked for")
         idle_w = self.idle_power_w() if self.measure_energy else None
         dtype = dtype_of(precision)
         clocks: list[float] = []
@@ -388,10 +381,7 @@ class CudaMeter:
                 for cl in formats:  # the faster memory format, as a deployer would choose
                     t0 = time.perf_counter()
                     fmt = torch.channels_last if cl else torch.contiguous_format
-                    if prepared is not None:
-                        net = prepared.take(cl).to(self.device)
-                    else:
-                        net = copy.deepcopy(model).eval().to(self.device, dtype, memory_format=fmt)
+                    net = prepared.take(cl).to(self.device)
                     gen = torch.Generator(device=self.device).manual_seed(0)
                     x = torch.randn((batch_size, *shape), generator=gen, device=self.device,
                                     dtype=dtype).contiguous(memory_format=fmt)
@@ -416,9 +406,7 @@ class CudaMeter:
                     counted.append(count_model(model, shape, run_on=net))
 
                 t_prepared = time.perf_counter()
-                timed = self._queue_repeats(step, steps, self.n_repeats)
-                while_timed()
-                times = self._repeat_seconds(timed)
+                times = self._time_repeats(step, steps, self.n_repeats, while_timed)
                 t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None

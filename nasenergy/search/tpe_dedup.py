@@ -18,14 +18,15 @@ is unseen. When every candidate is seen (late in a search, when the good estimat
 onto the evaluated networks), it draws up to `EXTRA_DRAWS` more batches from the same estimator
 and takes the best unseen candidate of the first batch that has one; failing that, TPE's own
 choice stands. The first batch is TPE's own draw, and extra batches come from the sampler's own
-random generator, so a seeded search is still deterministic; a trial still means what it meant (the pipeline's duplicate handling stays as the safety net, e.g. for a class
-another worker took while this one was drawing: a stale view only costs a duplicate).
+random generator, so a seeded search is still deterministic; a trial still means what it meant
+(the pipeline's duplicate handling stays as the safety net, e.g. for a class another worker took
+while this one was drawing: a stale view only costs a duplicate).
 
 The override hooks two private methods of Optuna's TPE (``_sample``, to learn the search space
 of the draw, and ``_compute_acquisition_func``, to mask the seen candidates and to extend the
-candidates in place with extra batches). Where Optuna's TPE
-lacks either, `dedup_tpe_sampler` returns the plain (cached) TPE sampler; the tests check that
-Optuna still calls the hook from ``_sample`` and still picks the argmax.
+candidates in place with extra batches). Where Optuna's TPE lacks either, `dedup_tpe_sampler`
+returns the plain (cached) TPE sampler; the tests check that Optuna still calls the hook from
+``_sample`` and still picks the argmax.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.tpe_cache import cached_tpe_class, cached_tpe_sampler
 
-SEEN_OUTCOMES = frozenset({"evaluated", "filtered", "duplicate", "not_recorded", "failed"})
+SEEN_OUTCOMES = frozenset({oc.EVALUATED, oc.FILTERED, oc.DUPLICATE, oc.NOT_RECORDED, oc.FAILED})
 """Outcomes after which the pipeline answers the candidate's class as a duplicate (its cell is in
 the claims store). ``over_budget`` and ``abandoned`` leave no cell."""
 
@@ -90,10 +92,6 @@ class SeenClasses:
                 self._settled.add(candidate["canonical"])
         self._pending = pending
 
-    def add(self, canonical: str) -> None:
-        """Count ``canonical`` as seen."""
-        self._settled.add(canonical)
-
     def canonical(self, params: Mapping[str, Any]) -> str:
         """The canonical class of the network named by ``params`` (memoized)."""
         key = tuple(params[n] for n in self._names)
@@ -104,9 +102,6 @@ class SeenClasses:
 
     def __contains__(self, canonical: object) -> bool:
         return canonical in self._settled or canonical in self._pending
-
-    def __len__(self) -> int:
-        return len(self._settled | self._pending)
 
     def __call__(self, params: Mapping[str, Any]) -> bool:
         try:
@@ -147,7 +142,6 @@ def dedup_tpe_class() -> Any:
     """The `DedupTPESampler` class, or ``None`` where Optuna's TPE lacks a method of `HOOKS`."""
     import numpy as np
     import optuna
-
 
     if not all(callable(getattr(optuna.samplers.TPESampler, m, None)) for m in HOOKS):
         return None
