@@ -237,7 +237,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- candidates seen: {len(rows)}{f' (cap {cap:,})' if cap else ''}: filtered {outcomes['filtered']}, "
         f"duplicates {outcomes['duplicate']}, not recorded {outcomes['not_recorded']}, failed {outcomes['failed']}, "
         f"over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, running {outcomes['running']}",
-        f"- distinct networks measured: {len({r.get('canonical') for r in measured})}",
+        f"- distinct networks measured: {len({r.get('network') or r.get('canonical') for r in measured})}",
         *_coverage_lines(record.env, outcomes),
         _filter_line(cfg, record.env, rows),
         "",

@@ -22,9 +22,14 @@ EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 def load_experiment():
     """Import a script of ``experiments/`` as a module: ``load_experiment("search_efficiency")``.
 
-    The module stays in ``sys.modules`` (its dataclasses look it up) until the session ends.
+    The module stays in ``sys.modules`` (its dataclasses look it up) until the session ends. As
+    when a script is run (``python experiments/x.py``), ``experiments/`` is on ``sys.path`` while
+    the session lasts, so a script can import its siblings.
     """
     loaded: list[str] = []
+    added = str(EXPERIMENTS) not in sys.path
+    if added:
+        sys.path.insert(0, str(EXPERIMENTS))
 
     def load(name: str):
         module_name = f"nasenergy_experiment_{name}"
@@ -40,3 +45,5 @@ def load_experiment():
     yield load
     for module_name in loaded:
         sys.modules.pop(module_name, None)
+    if added and str(EXPERIMENTS) in sys.path:
+        sys.path.remove(str(EXPERIMENTS))

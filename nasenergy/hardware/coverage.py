@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Coverage"]
+__all__ = ["CLASS_UNIT", "Coverage"]
+
+CLASS_UNIT = "canonical classes"
+"""`Coverage.unit` of a profile keyed by canonical class."""
 
 
 @dataclass(frozen=True)
@@ -22,10 +25,14 @@ class Coverage:
         device_name: the GPU it was measured on.
         space: the search space (``tss``).
         setting: precision, batch size and input shape, e.g. ``fp16, batch 1024, input 3x32x32``.
-        covered_classes: canonical classes recorded at that setting.
-        total_classes: canonical classes of the space.
-        covered_cells: cells (architectures) whose class is recorded.
+        covered_classes: networks recorded at that setting, counted as the search counts them
+            (`unit`).
+        total_classes: networks of the space, counted alike.
+        covered_cells: cells (architectures) whose network is recorded.
         total_cells: cells of the space.
+        unit: what is counted: ``canonical classes`` (a profile of networks as built), or
+            networks keyed by canonical class and deployed structure
+            (`nasenergy.search.network_key`).
     """
 
     profile: str
@@ -36,6 +43,7 @@ class Coverage:
     total_classes: int
     covered_cells: int
     total_cells: int
+    unit: str = CLASS_UNIT
 
     @property
     def complete(self) -> bool:
@@ -51,9 +59,16 @@ class Coverage:
         """One clause, e.g. ``the recorded profile ... covers 1,527 of 6,466 canonical tss classes ...``."""
         return (
             f"the recorded profile {self.profile} ({self.device_name}) covers {self.covered_classes:,} of "
-            f"{self.total_classes:,} canonical {self.space} classes ({self.covered_cells:,} of "
+            f"{self.total_classes:,} {self._counted} ({self.covered_cells:,} of "
             f"{self.total_cells:,} cells) at {self.setting}"
         )
+
+    @property
+    def _counted(self) -> str:
+        """``canonical tss classes``, or ``tss networks (...)``."""
+        if self.unit == CLASS_UNIT:
+            return f"canonical {self.space} classes"
+        return f"{self.space} {self.unit}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict."""
@@ -62,4 +77,4 @@ class Coverage:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Coverage":
         """Inverse of `to_dict`."""
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})  # older runs lack `unit`

@@ -52,6 +52,7 @@ CANDIDATE_SCHEMA: tuple[Column, ...] = (
     Column("on_front", "bool", "run"),
     Column("arch", "str", "candidate"),
     Column("canonical", "str", "candidate"),
+    Column("network", "str", "candidate"),
     Column("arch_index", "int", "candidate"),
     Column("accuracy_pct", "float", "scored"),
     Column("throughput_img_per_s", "float", "scored"),

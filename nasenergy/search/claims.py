@@ -1,11 +1,12 @@
-"""The exact budget: atomic claims of (study, canonical network) and a budget slot.
+"""The exact budget: atomic claims of (study, network) and a budget slot.
 
 Three small tables live in the study's database (the shared PostgreSQL database, or
 ``claims.sqlite`` in the run folder):
 
 * ``nasenergy_studies``: one row per study with its budget and its study-defining settings.
-* ``nasenergy_cells``: one row per canonical network the study has seen, unique on
-  ``(study, canonical)``, with its status: ``filtered`` (cheap figures only), ``not_recorded``
+* ``nasenergy_cells``: one row per network the study has seen, unique on ``(study, canonical)``,
+  where ``canonical`` holds the network's key (`nasenergy.search.network_key`; the column keeps
+  its name so existing study databases stay readable), with its status: ``filtered`` (cheap figures only), ``not_recorded``
   (the recorded profile lacks it), ``running`` (a full evaluation is claimed), ``done`` or
   ``failed``. Rows ``running`` or ``done`` hold the study's
   budget slots.
@@ -100,10 +101,10 @@ class BudgetMismatchError(UsageError):
 
 @dataclass(frozen=True)
 class Cell:
-    """One canonical network of a study.
+    """One network of a study.
 
     Attributes:
-        canonical: the canonical architecture string (the unique key).
+        canonical: the network's key (`nasenergy.search.network_key`; the unique key).
         arch: the architecture string as first suggested.
         status: ``filtered``, ``not_recorded``, ``running``, ``done`` or ``failed``.
         trial_number: the Optuna trial that measured (and evaluates) it.

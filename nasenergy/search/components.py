@@ -49,6 +49,7 @@ from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, de
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
+from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
 from nasenergy.dvfs import (
     ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
     params_for_device,
@@ -90,6 +91,8 @@ class Components:
             at the default clock.
         describe: one line per part, for ``env.json`` and the report.
         coverage: the share of the space a recorded profile answers (``None``: any network).
+        network_key: what makes two candidates the same network for the study
+            (`nasenergy.search.network_key`); ``None``: the canonical class.
     """
 
     space: SpaceProtocol
@@ -99,6 +102,11 @@ class Components:
     optimal_clock: OptimalClockFn | None
     describe: dict[str, str] = field(default_factory=dict)
     coverage: Coverage | None = None
+    network_key: NetworkKeyFn | None = None
+
+    def key_of(self, arch: Arch) -> str:
+        """The study's key of ``arch``'s network (its duplicates share it)."""
+        return self.network_key(arch) if self.network_key is not None else str(self.space.canonical(arch))
 
 
 ComponentsFactory = Callable[[SearchConfig], Components]
@@ -334,7 +342,8 @@ def build_components(config: SearchConfig) -> Components:
     meter = select_meter(hardware, space=space, announce=announce)
     check_meter_serves(hardware, config)
     _check_recorded_setting(meter, config, space)
-    coverage = profile_coverage(meter, space, config)
+    network_key = network_key_fn(space, measured_form(meter))
+    coverage = profile_coverage(meter, space, config, network_key)
     check_budget_reachable(config, coverage)
     # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
@@ -366,4 +375,5 @@ def build_components(config: SearchConfig) -> Components:
         optimal_clock=None if step is None else step.optimal_clock,
         describe=describe,
         coverage=coverage,
+        network_key=network_key,
     )

@@ -11,15 +11,19 @@ candidate cap grows in proportion to the share of cells the profile cannot answe
 from __future__ import annotations
 
 import math
+from typing import Any
+
 from nasenergy.errors import UsageError
-from nasenergy.hardware.coverage import Coverage
+from nasenergy.hardware.coverage import CLASS_UNIT, Coverage
 from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
 from nasenergy.search.config import SearchConfig
 from nasenergy.hardware.recorded import shape_to_str
-from search_spaces import SpaceProtocol
+from nasenergy.search.network_key import NetworkKeyFn, network_key_fn
+from search_spaces import Arch, SpaceProtocol
 
 
-def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig) -> Coverage | None:
+def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig,
+                     network_key: NetworkKeyFn | None = None) -> Coverage | None:
     """The coverage of ``meter``'s recorded profile at ``config``'s setting, or ``None`` for a meter
     that measures any network (it is no `nasenergy.hardware.meter.RecordedProfile`).
 
@@ -27,17 +31,34 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         meter: a meter; a `nasenergy.hardware.recorded.RecordedMeter` is described.
         space: the search space.
         config: the run's settings (precision, batch size, dataset).
+        network_key: the study's network key (`nasenergy.search.network_key`); default: the
+            canonical class. Classes are counted as the study counts networks.
     """
     if not isinstance(meter, RecordedProfile):
         return None
 
+    key_of = network_key or network_key_fn(space, "as_built")
     shape = shape_to_str(space.input_shape(config.dataset))
-    covered = {
-        r["canonical_arch"]
-        for r in meter.rows()
-        if r["precision"] == config.precision and int(r["batch_size"]) == config.batch_size and r["input_shape"] == shape
-    }
-    cells = sum(1 for arch in space.enumerate() if str(space.canonical(arch)) in covered)
+    covers = getattr(meter, "covers", None)
+    if covers is None:  # a profile keyed by canonical class alone
+        recorded = {
+            r["canonical_arch"]
+            for r in meter.rows()
+            if r["precision"] == config.precision and int(r["batch_size"]) == config.batch_size and r["input_shape"] == shape
+        }
+
+        def covers(arch: Arch, **_: Any) -> bool:
+            return str(space.canonical(arch)) in recorded
+
+    networks: set[str] = set()
+    covered: set[str] = set()
+    cells = 0
+    for arch in space.enumerate():
+        key = key_of(arch)
+        networks.add(key)
+        if covers(arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset):
+            covered.add(key)
+            cells += 1
     path = getattr(meter, "path", None)
     return Coverage(
         profile=getattr(path, "name", None) or str(path or "recorded profile"),
@@ -45,9 +66,10 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         space=str(space.name),
         setting=f"{config.precision}, batch {config.batch_size}, input {shape}",
         covered_classes=len(covered),
-        total_classes=len(space.canonical_classes()),
+        total_classes=len(networks),
         covered_cells=cells,
         total_cells=int(space.size),
+        unit=str(getattr(key_of, "unit", CLASS_UNIT)),
     )
 
 

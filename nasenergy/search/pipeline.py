@@ -2,8 +2,9 @@
 
 For each candidate (one Optuna trial, ask-and-tell):
 
-1. **suggest** an architecture and **canonicalize** it; a network the study has already seen is a
-   *duplicate*: it is recorded with the earlier trial's figures (``duplicate_of``) without
+1. **suggest** an architecture and find its **network key** (`Components.key_of`: its canonical
+   class, and its deployed structure where the figures belong to deployed networks, see
+   `nasenergy.search.network_key`); a network the study has already seen is a *duplicate*: it is recorded with the earlier trial's figures (``duplicate_of``) without
    measuring it again or spending budget, and told ``PRUNED``: its values are in the study once
    already, and telling them again would weight that network twice in the sampler's model and
    make TPE propose it over and over.
@@ -11,7 +12,7 @@ For each candidate (one Optuna trial, ask-and-tell):
    network a recorded profile lacks is recorded ``not_recorded`` and told ``PRUNED`` (it spends
    no budget, and the sampler learns to avoid such cells).
 3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures.
-4. **claim** a budget slot for its canonical network (atomic across workers, see
+4. **claim** a budget slot for its network (atomic across workers, see
    `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
 5. **evaluate** its accuracy (the expensive step the budget counts), drawing the benchmark's
    training run with `evaluation_seed` (the study's seed and the trial number, so the answer does
@@ -57,7 +58,7 @@ from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.study import TrialAccess
-from nasenergy.search.tpe_dedup import watch_seen_classes
+from nasenergy.search.tpe_dedup import watch_seen_networks
 from search_spaces import Arch
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ class Worker:
         self._front = ParetoFront(self.objectives)
         self._states = optuna.trial.TrialState
         self._handled = 0
-        self._seen = watch_seen_classes(study.sampler, components.space)  # TPE avoids seen networks
+        self._seen = watch_seen_networks(study.sampler, components.space, components.key_of)  # TPE avoids seen networks
 
     # ------------------------------------------------------------------ loop
 
@@ -246,32 +247,32 @@ class Worker:
         trial = self.study.ask()
         try:
             arch = space.suggest(trial)
-            canonical = str(space.canonical(arch))
-            trial.set_user_attr(tr.CANDIDATE, tr.candidate_attr(self.claims.worker_id, arch, canonical, space.index(arch)))
-            cell = self.claims.lookup(canonical)
+            key = self.components.key_of(arch)
+            trial.set_user_attr(tr.CANDIDATE, self._identity(arch, key))
+            cell = self.claims.lookup(key)
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
             try:
                 measurement = self.components.measure(arch)
             except NotRecordedError as exc:
-                self.claims.record(canonical, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
+                self.claims.record(key, str(arch), trial.number, NOT_RECORDED)  # repeats say so too
                 return self._tell(trial.number, oc.NOT_RECORDED, self._states.PRUNED, {tr.ERROR: str(exc)})
             except NasEnergyError as exc:
                 if not is_candidate_error(exc):
                     raise
-                self.claims.record(canonical, str(arch), trial.number, FAILED)  # repeats are duplicates
+                self.claims.record(key, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             decision = self.components.filter.admit(measurement, self._front.points, features=space.features(arch))
             record_decision(trial, decision, measurement)
             if not decision.admit:
-                self.claims.record(canonical, str(arch), trial.number, FILTERED)
+                self.claims.record(key, str(arch), trial.number, FILTERED)
                 return self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
-            claim = self.claims.claim(canonical, str(arch), trial.number)
+            claim = self.claims.claim(key, str(arch), trial.number)
             if claim.kind == "exists":
                 return self._answer_duplicate(trial.number, claim.cell)
             if claim.kind == "budget_full":
                 return self._tell(trial.number, oc.OVER_BUDGET, self._states.FAIL)
-            return self._evaluate(trial.number, arch, canonical, measurement)
+            return self._evaluate(trial.number, arch, key, measurement)
         except UpdateFinishedTrialError:
             return LOST  # another process closed this trial (the study spent its budget meanwhile)
         except NasEnergyError as exc:
@@ -282,7 +283,7 @@ class Worker:
             raise
 
     def _evaluate(
-        self, number: int, arch: Arch, canonical: str, measurement: Measurement, *, seed_number: int | None = None
+        self, number: int, arch: Arch, key: str, measurement: Measurement, *, seed_number: int | None = None
     ) -> str:
         """Steps 5-7 for a claimed network; closes the claim whatever happens.
 
@@ -297,16 +298,16 @@ class Worker:
             scored = self._scored(measurement, evaluation, clock)
         except NasEnergyError as exc:
             if not is_candidate_error(exc):
-                self.claims.release(canonical)
+                self.claims.release(key)
                 raise
-            if not self.claims.finish(canonical, FAILED, trial_number=number):
-                return self._discard(number, canonical)
+            if not self.claims.finish(key, FAILED, trial_number=number):
+                return self._discard(number, key)
             return self._tell(number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
         except BaseException:
-            self.claims.release(canonical)
+            self.claims.release(key)
             raise
-        if not self.claims.owns(canonical):
-            return self._discard(number, canonical)
+        if not self.claims.owns(key):
+            return self._discard(number, key)
         values = [scored[o.column] for o in self.objectives]
         result = {tr.RESULT: tr.result_attr(evaluation, scored, clock, seed=seed, final=final)}
         from optuna.exceptions import UpdateFinishedTrialError
@@ -314,26 +315,26 @@ class Worker:
         try:
             outcome = self._tell(number, oc.EVALUATED, self._states.COMPLETE, result, values)
         except UpdateFinishedTrialError:  # the worker that took the claim over told it first
-            return self._settle_finished(number, canonical)
-        self.claims.finish(canonical, DONE, trial_number=number)
+            return self._settle_finished(number, key)
+        self.claims.finish(key, DONE, trial_number=number)
         return outcome
 
-    def _settle_finished(self, number: int, canonical: str) -> str:
+    def _settle_finished(self, number: int, key: str) -> str:
         """This worker's claimed trial was finished by another worker: close the claim if it is
         still this worker's (the other worker's result stands), else discard this result."""
         trial = self._trials.get(number)
-        if trial.state == self._states.COMPLETE and self.claims.finish(canonical, DONE):
+        if trial.state == self._states.COMPLETE and self.claims.finish(key, DONE):
             return oc.EVALUATED
         if trial.state != self._states.COMPLETE:
-            self.claims.release(canonical)  # its trial was closed unfinished: the slot goes back
-        return self._discard(number, canonical)
+            self.claims.release(key)  # its trial was closed unfinished: the slot goes back
+        return self._discard(number, key)
 
-    def _discard(self, number: int, canonical: str) -> str:
+    def _discard(self, number: int, key: str) -> str:
         """Drop the result of a claim another worker took over, with one line."""
         logger.warning(
             "note: trial %s: another worker took over the claim on %s while this worker was silent for longer "
             "than --lease-s (%s s); this worker's result is discarded (the network is counted once)",
-            number, canonical, f"{self.config.lease_s:g}",
+            number, key, f"{self.config.lease_s:g}",
         )
         return LOST
 
@@ -404,7 +405,7 @@ class Worker:
         if original.state != self._states.RUNNING:  # its trial was closed: record a fresh one
             keep = tuple(k for k in original.user_attrs if k not in (tr.OUTCOME, tr.ERROR))
             number = self._trials.create_running_copy(original, keep)
-        identity = tr.candidate_attr(self.claims.worker_id, arch, cell.canonical, self.components.space.index(arch))
+        identity = self._identity(arch, cell.canonical)
         from optuna.exceptions import UpdateFinishedTrialError
 
         try:
@@ -418,6 +419,11 @@ class Worker:
         self._evaluate(number, arch, cell.canonical, measurement, seed_number=cell.trial_number)
 
     # ---------------------------------------------------------------- helpers
+
+    def _identity(self, arch: Arch, key: str) -> dict[str, Any]:
+        """The ``candidate`` attribute of ``arch``, whose network key is ``key``."""
+        space = self.components.space
+        return tr.candidate_attr(self.claims.worker_id, arch, str(space.canonical(arch)), space.index(arch), key)
 
     def _tell(
         self,

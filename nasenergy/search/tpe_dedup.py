@@ -1,7 +1,7 @@
 """TPE that prefers, among the candidates it drew, a network the study has not seen yet.
 
 A filtered search asks TPE for several times as many candidates as it evaluates, and about half
-of them are *duplicates*: networks whose canonical class the study has already seen (evaluated,
+of them are *duplicates*: networks the study has already seen (same network key, evaluated,
 filtered, not recorded, failed). The pipeline answers a duplicate from its earlier trial and
 tells it ``PRUNED`` (`nasenergy.search.pipeline`), but each one still costs a full TPE proposal
 and an Optuna trial, and TPE's cost per proposal grows with the number of trials.
@@ -13,8 +13,8 @@ estimator puts most of its mass on the good networks already seen, so the best o
 often a network the study has seen, while an unseen one scored almost as well.
 
 `DedupTPESampler` changes only that last choice: given ``is_seen(params) -> bool`` (set by the
-worker, see `watch_seen_classes`), it returns the best-scoring candidate whose canonical class
-is unseen. When every candidate is seen (late in a search, when the good estimator has narrowed
+worker, see `watch_seen_networks`), it returns the best-scoring candidate whose network is
+unseen. When every candidate is seen (late in a search, when the good estimator has narrowed
 onto the evaluated networks), it draws up to `EXTRA_DRAWS` more batches from the same estimator
 and takes the best unseen candidate of the first batch that has one; failing that, TPE's own
 choice stands. The first batch is TPE's own draw, and extra batches come from the sampler's own
@@ -53,22 +53,25 @@ HOOKS = ("_sample", "_compute_acquisition_func")
 """Optuna `TPESampler` methods `DedupTPESampler` overrides."""
 
 
-class SeenClasses:
-    """The canonical classes a study has seen, from its trials' ``candidate`` attributes.
+class SeenNetworks:
+    """The networks a study has seen, by network key (`nasenergy.search.network_key`), from its
+    trials' ``candidate`` attributes.
 
     Callable as ``is_seen(params)`` for `DedupTPESampler`: whether the network named by Optuna
-    parameters (as `SearchSpace.suggest` creates them) is in a seen class. `update` reads the
-    study's trials (any worker's); a class of a trial still in progress counts as seen while it
-    is in progress (it is about to be claimed or recorded).
+    parameters (as `SearchSpace.suggest` creates them) has been seen. `update` reads the study's
+    trials (any worker's); the network of a trial still in progress counts as seen while it is
+    in progress (it is about to be claimed or recorded).
 
     Args:
         space: the search space (`param_choices`, `arch_from_params`, `canonical`).
+        key_of: the study's network key of an architecture (default: its canonical class).
     """
 
-    def __init__(self, space: Any) -> None:
+    def __init__(self, space: Any, key_of: Callable[[Any], str] | None = None) -> None:
         self.space = space
+        self.key_of = key_of or (lambda arch: str(space.canonical(arch)))
         self._names = tuple(space.param_choices())
-        self._canonical: dict[tuple[Any, ...], str] = {}
+        self._keys: dict[tuple[Any, ...], str] = {}
         self._settled: set[str] = set()
         self._pending: set[str] = set()
         self._closed: set[int] = set()
@@ -85,45 +88,46 @@ class SeenClasses:
                 if t.state.is_finished():
                     self._closed.add(t.number)  # closed before it named its network
                 elif candidate is not None:
-                    pending.add(candidate["canonical"])
+                    pending.add(tr.network_of(candidate))
                 continue
             self._closed.add(t.number)
             if outcome in SEEN_OUTCOMES:
-                self._settled.add(candidate["canonical"])
+                self._settled.add(tr.network_of(candidate))
         self._pending = pending
 
-    def canonical(self, params: Mapping[str, Any]) -> str:
-        """The canonical class of the network named by ``params`` (memoized)."""
-        key = tuple(params[n] for n in self._names)
-        found = self._canonical.get(key)
+    def network(self, params: Mapping[str, Any]) -> str:
+        """The key of the network named by ``params`` (memoized)."""
+        values = tuple(params[n] for n in self._names)
+        found = self._keys.get(values)
         if found is None:
-            found = self._canonical[key] = str(self.space.canonical(self.space.arch_from_params(params)))
+            found = self._keys[values] = self.key_of(self.space.arch_from_params(params))
         return found
 
-    def __contains__(self, canonical: object) -> bool:
-        return canonical in self._settled or canonical in self._pending
+    def __contains__(self, key: object) -> bool:
+        return key in self._settled or key in self._pending
 
     def __call__(self, params: Mapping[str, Any]) -> bool:
         try:
-            return self.canonical(params) in self
+            return self.network(params) in self
         except (KeyError, ValueError, LookupError):  # not a full network of this space
             return False
 
 
 class _NoView:
-    """What `watch_seen_classes` gives for a sampler without the hook: updates cost nothing."""
+    """What `watch_seen_networks` gives for a sampler without the hook: updates cost nothing."""
 
     def update(self, trials: Iterable[Any]) -> None:
         pass
 
 
-def watch_seen_classes(sampler: Any, space: Any) -> SeenClasses | _NoView:
-    """Give ``sampler`` (when it is a `DedupTPESampler`) a `SeenClasses` view of ``space`` as its
-    ``is_seen`` callback; the caller keeps it current with `SeenClasses.update`. Any other
-    sampler is left alone (NSGA-II and random search propose as before)."""
+def watch_seen_networks(sampler: Any, space: Any, key_of: Callable[[Any], str] | None = None) -> SeenNetworks | _NoView:
+    """Give ``sampler`` (when it is a `DedupTPESampler`) a `SeenNetworks` view of ``space`` (networks
+    keyed by ``key_of``) as its ``is_seen`` callback; the caller keeps it current with
+    `SeenNetworks.update`. Any other sampler is left alone (NSGA-II and random search propose as
+    before)."""
     if not hasattr(sampler, "is_seen"):
         return _NoView()
-    view = SeenClasses(space)
+    view = SeenNetworks(space, key_of)
     sampler.is_seen = view
     return view
 

@@ -2,7 +2,9 @@
 
 User attributes of a candidate's trial (few, since each is one write to the storage; all JSON):
 
-* ``candidate``: ``{"worker", "arch", "canonical", "arch_index"}``: who handles it and what it is.
+* ``candidate``: ``{"worker", "arch", "canonical", "arch_index", "network"}``: who handles it and
+  what it is (``network``: the study's key of its network, `nasenergy.search.network_key`; older
+  studies lack it, and their key is ``canonical``).
 * ``cheap``: ``{"measurement": Measurement.to_dict(), "decision": Decision.to_dict()}``: the
   cheap measurement at the default clock and the filter's decision, written by
   `nasenergy.filter.trial_attrs.record_decision` (the representation the filter's Optuna helpers
@@ -37,9 +39,15 @@ IDENTITY_ATTRS: tuple[str, ...] = (CANDIDATE, OUTCOME, DUPLICATE_OF)
 repeats."""
 
 
-def candidate_attr(worker: str, arch: Arch, canonical: str, arch_index: int) -> dict[str, Any]:
-    """The ``candidate`` attribute."""
-    return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index)}
+def candidate_attr(worker: str, arch: Arch, canonical: str, arch_index: int, network: str | None = None) -> dict[str, Any]:
+    """The ``candidate`` attribute (``network`` defaults to ``canonical``)."""
+    return {"worker": worker, "arch": str(arch), "canonical": canonical, "arch_index": int(arch_index),
+            "network": canonical if network is None else network}
+
+
+def network_of(candidate: dict[str, Any]) -> str:
+    """The network key of a ``candidate`` attribute (its canonical class in older studies)."""
+    return candidate.get("network") or candidate["canonical"]
 
 
 def result_attr(

@@ -20,6 +20,7 @@ from typing import Any
 from nasenergy.oracles import load_oracle
 from nasenergy.search.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
 from nasenergy.search.config import SearchConfig
+from nasenergy.search.network_key import measured_form, network_key_fn
 from nasenergy.testing import FakeMeter
 
 TABLE_ENV = "NASENERGY_TEST_TABLE"
@@ -83,6 +84,7 @@ def fake_components(config: SearchConfig) -> Components:
         filter=make_filter(config, energy_bound=bound),
         optimal_clock=step.optimal_clock if step else None,
         describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": config.dvfs},
+        network_key=network_key_fn(space, measured_form(meter)),
     )
 
 

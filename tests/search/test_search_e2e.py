@@ -31,10 +31,10 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
         assert (run.run_dir / name).is_file(), name
     assert summary.stop_reason == "budget" and summary.complete
 
-    # Exactly the budget of full evaluations, each a different canonical network.
+    # Exactly the budget of full evaluations, each a different network.
     evaluated = run.evaluated
     assert len(evaluated) == 24 == summary.evaluated
-    assert len({r["canonical"] for r in evaluated}) == 24
+    assert len({r["network"] for r in evaluated}) == 24
     assert [r["evaluation_number"] for r in evaluated] == list(range(1, 25))
     outcomes = Counter(r["outcome"] for r in run.rows)
     assert outcomes["filtered"] > 0  # the threshold filter was active after its cold start
@@ -60,7 +60,7 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
                 100 * (1 - r["energy_j_per_img"] / r["default_energy_j_per_img"]))
         if r["outcome"] == "duplicate":  # answered from the earlier trial of the same network
             original = next(o for o in run.rows if o["trial_number"] == r["duplicate_of"])
-            assert original["canonical"] == r["canonical"] and original["outcome"] != "duplicate"
+            assert original["network"] == r["network"] and original["outcome"] != "duplicate"
             assert r["accuracy_pct"] == original["accuracy_pct"]
             assert r["state"] == "PRUNED"  # told once to the sampler, never twice
 
@@ -192,7 +192,7 @@ def test_unmeasurable_networks_fail_once_and_cost_no_budget(tmp_path, fake_env):
     failed = [r for r in rows if r["outcome"] == "failed"]
     assert summary.evaluated == 10 == sum(r["outcome"] == "evaluated" for r in rows)
     assert failed and all(r["state"] == "FAIL" and "not in the profile" in r["error"] for r in failed)
-    assert len({r["canonical"] for r in failed}) == len(failed)  # each measured (and failed) once
+    assert len({r["network"] for r in failed}) == len(failed)  # each measured (and failed) once
     for r in rows:
-        if r["outcome"] == "duplicate" and r["canonical"] in {f["canonical"] for f in failed}:
+        if r["outcome"] == "duplicate" and r["network"] in {f["network"] for f in failed}:
             assert r["state"] == "FAIL"

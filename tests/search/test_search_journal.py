@@ -184,7 +184,7 @@ def test_a_search_torn_mid_tell_resumes_to_the_exact_budget(tmp_path, fake_env, 
     assert [s.read_bytes() for s in sides] == [torn["torn"]]
     _check_whole(tmp_path / "run" / "study.journal")
     evaluated = [r for r in load_run(tmp_path / "run").rows if r["outcome"] == "evaluated"]
-    assert len(evaluated) == 5 and len({r["canonical"] for r in evaluated}) == 5  # none lost, none twice
+    assert len(evaluated) == 5 and len({r["network"] for r in evaluated}) == 5  # none lost, none twice
 
 
 def test_a_log_optuna_cannot_replay_is_refused_in_one_line(tmp_path):

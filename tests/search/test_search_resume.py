@@ -50,7 +50,7 @@ def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, f
     proc.wait(timeout=30)
 
     before = _trials(run_dir)
-    finished = {t.number: (t.values, t.user_attrs["candidate"]["canonical"]) for t in before if t.state.name == "COMPLETE"}
+    finished = {t.number: (t.values, t.user_attrs["candidate"]["network"]) for t in before if t.state.name == "COMPLETE"}
     assert len(finished) >= 5
     assert not (run_dir / "candidates.csv").exists()  # it died before writing its outputs
 
@@ -61,12 +61,12 @@ def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, f
     after = {t.number: t for t in _trials(run_dir)}
     for number, (values, canonical) in finished.items():  # every finished evaluation survived as it was
         assert after[number].state.name == "COMPLETE"
-        assert after[number].values == values and after[number].user_attrs["candidate"]["canonical"] == canonical
+        assert after[number].values == values and after[number].user_attrs["candidate"]["network"] == canonical
     assert not [t for t in after.values() if t.state.name == "RUNNING"]
     rows = load_run(run_dir).rows
     evaluated = [r for r in rows if r["outcome"] == "evaluated"]
     assert len(evaluated) == 24 == _done(run_dir)
-    assert len({r["canonical"] for r in evaluated}) == 24
+    assert len({r["network"] for r in evaluated}) == 24
     # A candidate cut short by the kill is either finished by the resumed run (its claim adopted)
     # or marked abandoned; none is left half-done.
     cut = [t for t in before if t.state.name == "RUNNING"]

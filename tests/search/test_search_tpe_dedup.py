@@ -15,7 +15,7 @@ from nasenergy.search import tpe_dedup  # noqa: E402
 from nasenergy.search.run_files import load_run  # noqa: E402
 from nasenergy.search.study import make_sampler  # noqa: E402
 from nasenergy.search.tpe_cache import cached_tpe_sampler  # noqa: E402
-from nasenergy.search.tpe_dedup import SeenClasses, dedup_tpe_sampler, watch_seen_classes  # noqa: E402
+from nasenergy.search.tpe_dedup import SeenNetworks, dedup_tpe_sampler, watch_seen_networks  # noqa: E402
 
 OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
 N_EDGES = 4  # 625 networks: a seeded run of 80 trials re-proposes some
@@ -158,7 +158,7 @@ def test_without_the_hooked_methods_it_is_the_plain_sampler(monkeypatch) -> None
         monkeypatch.delattr(optuna.samplers.TPESampler, "_compute_acquisition_func")
         sampler = dedup_tpe_sampler(seed=0, multivariate=True)
         assert type(sampler).__name__ == "CachedTPESampler"
-        assert isinstance(watch_seen_classes(sampler, None), tpe_dedup._NoView)
+        assert isinstance(watch_seen_networks(sampler, None), tpe_dedup._NoView)
     finally:
         monkeypatch.undo()
         tpe_dedup.dedup_tpe_class.cache_clear()
@@ -170,7 +170,7 @@ def test_make_sampler_wires_dedup_only_into_tpe() -> None:
     for name in ("nsga2", "random"):
         sampler = make_sampler(name, seed=0, budget=10)
         assert not hasattr(sampler, "is_seen")
-        assert isinstance(watch_seen_classes(sampler, None), tpe_dedup._NoView)
+        assert isinstance(watch_seen_networks(sampler, None), tpe_dedup._NoView)
 
 
 def _trial(number: int, canonical: str | None, outcome: str | None, finished: bool = True):
@@ -186,7 +186,7 @@ def test_seen_classes_follow_the_study_trials() -> None:
     from search_spaces import get_space
 
     space = get_space("tss")
-    view = SeenClasses(space)
+    view = SeenNetworks(space)
     a, b = space.arch_at(1), space.arch_at(2)
     ca, cb = str(space.canonical(a)), str(space.canonical(b))
     view.update([
@@ -218,10 +218,10 @@ def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -
         return sum(r["outcome"] == "duplicate" for r in rows), len(rows)
 
     with_hook, candidates = duplicates("dedup")
-    monkeypatch.setattr(tpe_dedup, "watch_seen_classes", lambda sampler, space: tpe_dedup._NoView())
+    monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None: tpe_dedup._NoView())
     import nasenergy.search.pipeline as pipeline
 
-    monkeypatch.setattr(pipeline, "watch_seen_classes", lambda sampler, space: tpe_dedup._NoView())
+    monkeypatch.setattr(pipeline, "watch_seen_networks", lambda sampler, space, key_of=None: tpe_dedup._NoView())
     without_hook, stock_candidates = duplicates("stock")
     assert without_hook >= 5
     assert with_hook < without_hook / 2

@@ -28,7 +28,7 @@ def _check_exact(trials, budget: int) -> None:
     evaluated = [t for t in trials if t.user_attrs.get("outcome") == "evaluated"]
     assert len(evaluated) == budget
     assert all(t.state.name == "COMPLETE" for t in evaluated)
-    canonicals = Counter(t.user_attrs["candidate"]["canonical"] for t in evaluated)
+    canonicals = Counter(t.user_attrs["candidate"]["network"] for t in evaluated)
     assert max(canonicals.values()) == 1, canonicals.most_common(3)
 
 
@@ -80,7 +80,7 @@ def test_worker_processes_share_the_local_journal(tmp_path, fake_env, monkeypatc
     assert summary.stop_reason == "budget" and summary.evaluated == budget
     rows = load_run(tmp_path / "run").rows
     evaluated = [r for r in rows if r["outcome"] == "evaluated"]
-    assert len(evaluated) == budget and len({r["canonical"] for r in evaluated}) == budget
+    assert len(evaluated) == budget and len({r["network"] for r in evaluated}) == budget
     assert len({r["worker"] for r in rows}) == 2
     assert not [r for r in rows if r["state"] == "RUNNING"]
 
@@ -127,7 +127,7 @@ def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_bud
     assert code == 0
     rows = load_run(out).rows
     evaluated = [r for r in rows if r["outcome"] == "evaluated"]
-    assert len(evaluated) == budget and len({r["canonical"] for r in evaluated}) == budget
+    assert len(evaluated) == budget and len({r["network"] for r in evaluated}) == budget
     assert not [r for r in rows if r["state"] == "RUNNING"]
 
 
