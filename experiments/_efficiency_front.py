@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import UsageError
-from nasenergy.hardware.recorded import RecordedMeter
+from nasenergy.hardware.coverage import CLASS_UNIT
+from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
 from nasenergy.objectives import OBJECTIVE_NAMES, objectives_for
 from nasenergy.pareto import ParetoFront, hypervolume, search_hypervolume
 from nasenergy.paths import shared_data_dir
@@ -66,8 +67,9 @@ class Subspace:
     """The measured subspace: the profiled classes and the true Pareto front over their cells.
 
     Attributes:
-        classes: canonical string -> `ClassFigures`.
-        n_cells: TSS cells whose class is profiled.
+        classes: network key (`nasenergy.search.network_key`) -> `ClassFigures`, for the
+            profiled networks.
+        n_cells: TSS cells whose network is profiled.
         true_front: ``(n, 3)`` objective rows (accuracy %, img/s, J/img) of the true front.
         true_hv: its origin-based hypervolume (`nasenergy.pareto.search_hypervolume`).
         true_front_arch_index: official index of the cell behind each true-front row.
@@ -77,6 +79,8 @@ class Subspace:
         upper: ``(3,)`` each objective's maximum over every point of the subspace.
         true_hv_norm: the true front's normalised hypervolume (`normalised_hv`).
         dataset: the NATS-Bench dataset whose accuracies it holds.
+        n_networks_total: networks of the whole space, counted by the study's key.
+        unit: what a network is (`nasenergy.hardware.coverage.Coverage.unit`).
     """
 
     classes: dict[str, ClassFigures]
@@ -90,6 +94,8 @@ class Subspace:
     upper: np.ndarray
     true_hv_norm: float
     dataset: str = DATASET
+    n_networks_total: int = 0
+    unit: str = CLASS_UNIT
 
 
 def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None,
@@ -107,32 +113,28 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None, p
 
 
 def build_subspace(config: Any) -> Subspace:
-    """Score every profiled class with the search's own parts (`build_components`: the recorded
-    meter and the modelled DVFS step), find the true front over every cell of those classes, and
-    the bounds of each objective over all those cells (the normalised yardstick)."""
+    """Score every profiled network with the search's own parts (`build_components`: the recorded
+    meter, the modelled DVFS step and the study's network key), find the true front over every
+    cell of those networks, and the bounds of each objective over all those cells (the normalised
+    yardstick). A network's figures are measured on its first cell in official order (for a
+    profile of networks as built, the class representative the profile holds)."""
     components = build_components(config)
     space, oracle, measure = components.space, components.oracle, components.measure
     optimal_clock = components.optimal_clock
     rows = [r for r in RecordedMeter(space=space).rows()
             if (r["precision"], int(r["batch_size"])) == (config.precision, config.batch_size)]
-    costs = [float(r["measure_cost_s"]) for r in rows]
-    median = float(np.median(costs))
-    classes: dict[str, ClassFigures] = {}
+    median = float(np.median([float(r["measure_cost_s"]) for r in rows]))
+    classes: dict[str, ClassFigures | None] = {}
     n_warmup = 0
-    for r in rows:
-        arch = space.parse(r["canonical_arch"])
-        m = measure(arch)
-        clock = optimal_clock(arch, m)
-        cost = float(m.measure_cost_s)
-        if cost > WARMUP_FACTOR * median:
-            cost, n_warmup = median, n_warmup + 1
-        classes[str(space.canonical(arch))] = ClassFigures(
-            m, float(clock.best.throughput_img_per_s), float(clock.best.energy_j_per_img), cost)
     points, index = [], []
     n_cells = 0
     for i in range(space.size):
         arch = space.arch_at(i)
-        fig = classes.get(str(space.canonical(arch)))
+        key = components.key_of(arch)
+        if key not in classes:
+            classes[key], warmup = _figures(measure, optimal_clock, arch, median)
+            n_warmup += warmup
+        fig = classes[key]
         if fig is None:
             continue
         n_cells += 1
@@ -146,9 +148,26 @@ def build_subspace(config: Any) -> Subspace:
     true = ParetoFront.from_points(pts, objectives, keys=index)
     front = true.points
     lower, upper = pts.min(axis=0), pts.max(axis=0)
-    return Subspace(classes, n_cells, front, true.search_hypervolume(),
+    coverage = components.coverage
+    return Subspace({k: f for k, f in classes.items() if f is not None}, n_cells, front, true.search_hypervolume(),
                     [int(k) for k in true.keys], median, n_warmup, lower, upper,
-                    normalised_hv(front, lower, upper), config.dataset)
+                    normalised_hv(front, lower, upper), config.dataset,
+                    n_networks_total=len(classes), unit=coverage.unit if coverage else CLASS_UNIT)
+
+
+def _figures(measure: Any, optimal_clock: Any, arch: Any, median_cost_s: float) -> tuple[ClassFigures | None, bool]:
+    """A network's scored figures from its recorded measurement (``None``: not in the profile),
+    and whether its measurement was a warm-up: a cost above `WARMUP_FACTOR` times the median,
+    charged the median."""
+    try:
+        m = measure(arch)
+    except NotRecordedError:
+        return None, False
+    clock = optimal_clock(arch, m)
+    cost = float(m.measure_cost_s)
+    warmup = cost > WARMUP_FACTOR * median_cost_s
+    return ClassFigures(m, float(clock.best.throughput_img_per_s), float(clock.best.energy_j_per_img),
+                        median_cost_s if warmup else cost), warmup
 
 
 def _possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30) -> set[float]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.hardware.coverage import CLASS_UNIT
 from nasenergy.search.config import DEFAULT_TARGET_RECALL
 
 from _efficiency_front import PRIMARY, TARGET_RECALL, WARMUP_FACTOR, YARDSTICKS, Subspace, front_contributions
@@ -103,32 +104,33 @@ def _recall_clause(methods: Sequence[str]) -> str:
         f"`{m}` is the dominance filter at target recall {TARGET_RECALL[m]:g}" for m in variants)
 
 
-def _coverage_note(sub: Subspace, n_classes_total: int) -> str:
+def _coverage_note(sub: Subspace) -> str:
     """What the true front is taken over: the whole space, or the profiled part of it."""
-    if len(sub.classes) == n_classes_total:
-        return (f"> **Whole space.** The recorded H200 profile covers all {n_classes_total:,} canonical TSS "
-                f"classes ({sub.n_cells:,} cells), so the **true front** is the Pareto front over every "
+    counted = "canonical TSS classes" if sub.unit == CLASS_UNIT else f"TSS {sub.unit}"
+    if len(sub.classes) == sub.n_networks_total:
+        return (f"> **Whole space.** The recorded H200 profile covers all {sub.n_networks_total:,} {counted} "
+                f"({sub.n_cells:,} cells), so the **true front** is the Pareto front over every "
                 "TSS cell.")
     return (f"> **Measured subspace only.** The recorded H200 profile covers {len(sub.classes):,} of the "
-            f"{n_classes_total:,} canonical TSS classes ({sub.n_cells:,} of 15,625 cells). Every search "
-            "samples the whole TSS space, but a candidate whose class is not in the profile is skipped "
+            f"{sub.n_networks_total:,} {counted} ({sub.n_cells:,} of 15,625 cells). Every search "
+            "samples the whole TSS space, but a candidate whose network is not in the profile is skipped "
             "without cost and spends no budget. The **true front** is the Pareto front over every cell "
-            "of the profiled classes; all ratios below are against it, not against the full space's front.")
+            "of the profiled networks; all ratios below are against it, not against the full space's front.")
 
 
 def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed: list[dict[str, Any]],
                  budget: int, seeds_asked: int, timings: dict[str, list[float]], check: list[str],
-                 n_classes_total: int, command: str, patience: list[str],
+                 command: str, patience: list[str],
                  headroom: list[dict[str, Any]]) -> None:
     """The README: set-up, the headline tables, the speed-up, the targets, what fell short."""
     by = {r["method"]: r for r in summary}
-    complete = len(sub.classes) == n_classes_total
+    complete = len(sub.classes) == sub.n_networks_total
     lines = [
         "# Search efficiency on the " + ("whole TSS space" if complete else "measured TSS subspace"),
         "",
         f"Produced by `{command}`.",
         "",
-        _coverage_note(sub, n_classes_total),
+        _coverage_note(sub),
         "",
         f"Objectives: accuracy ↑ (NATS-Bench 12-epoch {sub.dataset} x-valid, the search metric; recorded), "
         "throughput ↑ and energy per image ↓, both at each network's energy-optimal SM clock "

@@ -58,7 +58,7 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
                                "outcome": c["outcome"], "canonical": c["canonical"], "arch_index": c["arch_index"],
                                "filter_reason": c["filter_reason"] or None, "stop_reason": summary.stop_reason,
                                "patience": config.patience}
-        fig = sub.classes.get(c["canonical"])
+        fig = sub.classes.get(c.get("network") or c["canonical"])
         if c["outcome"] in MEASURED_OUTCOMES and fig is not None:
             cum_cost += fig.cost_s
             row.update(measure_cost_s=fig.cost_s, utilization=float(c["utilization"]))

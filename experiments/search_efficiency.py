@@ -53,7 +53,6 @@ from pathlib import Path
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.search.config import DEFAULT_PATIENCE
-from search_spaces import get_space
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by its path (tests): find its helpers
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -165,13 +164,11 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     headroom = filter_headroom(curves)
     write_table(headroom, args.out / "headroom.csv")
     plot(curves, args.out, args.budget)
-    space = get_space("tss")
-    n_classes = len(space.canonical_classes())
     cmd = "python experiments/search_efficiency.py " + " ".join(
         a for a in argv if a not in args.note and a != "--note")
     patience = sorted({r[0].get("patience", "") for c in curves.values() for r in c.rows if r} - {""}, key=int)
     write_readme(args.out, sub, summary, speed, args.budget, args.seeds, read_timings(args.out), list(args.note),
-                 n_classes, cmd.strip(), patience, headroom)
+                 cmd.strip(), patience, headroom)
     p = YARDSTICKS[PRIMARY]
     for r in summary:
         print(f"{r['method']:>14}: normalised ratio at {args.budget} {r[f'{p}_at_{args.budget}_mean']:.3f} "

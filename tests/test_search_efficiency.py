@@ -197,8 +197,35 @@ def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
 def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
     import dataclasses
 
+    from nasenergy.search.network_key import PAIR_UNIT
+
     sub = _subspace(se, POINTS)
-    whole = dataclasses.replace(sub, classes={f"c{i}": None for i in range(4)}, n_cells=9)
-    assert "**Whole space.**" in se._coverage_note(whole, 4) and "all 4 canonical" in se._coverage_note(whole, 4)
-    part = se._coverage_note(dataclasses.replace(whole, classes={"c0": None}), 4)
+    whole = dataclasses.replace(sub, classes={f"c{i}": None for i in range(4)}, n_cells=9, n_networks_total=4)
+    assert "**Whole space.**" in se._coverage_note(whole) and "all 4 canonical TSS classes" in se._coverage_note(whole)
+    part = se._coverage_note(dataclasses.replace(whole, classes={"c0": None}))
     assert "**Measured subspace only.**" in part and "covers 1 of the 4" in part
+    pairs = se._coverage_note(dataclasses.replace(whole, unit=PAIR_UNIT))
+    assert "all 4 TSS networks (canonical class and deployed structure)" in pairs
+
+
+def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se, monkeypatch):
+    """Each network (class and deployed structure) is scored once, from its own recorded row."""
+    from shared_files import TSS_TABLES, require_shared
+
+    require_shared(*TSS_TABLES)  # the search's accuracy tables
+    import nasenergy.hardware.recorded as recorded
+    from nasenergy.search.components import build_components
+    from nasenergy.search.network_key import PAIR_UNIT
+
+    as_built = recorded.default_profile
+    monkeypatch.setattr(recorded, "default_profile",
+                        lambda name: recorded.DEPLOYED_PROFILE if name == "tss" else as_built(name))
+    config = se.search_config("tpe", 0, 10)
+    sub = se.build_subspace(config)
+    parts = build_components(config)
+    assert (sub.unit, sub.n_networks_total) == (PAIR_UNIT, 7837)
+    assert len(sub.classes) == parts.coverage.covered_classes and sub.n_cells == parts.coverage.covered_cells
+    for index in sub.true_front_arch_index[:5]:
+        arch = parts.space.arch_at(index)
+        fig = sub.classes[parts.key_of(arch)]
+        assert fig.measurement.throughput_img_per_s == parts.measure(arch).throughput_img_per_s
