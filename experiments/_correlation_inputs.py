@@ -55,6 +55,9 @@ class ProfileSelection:
         device_name: the device(s) the rows were taken on.
         source: the rows' provenance (``recorded``, ``measured`` or ``modelled``).
         n_rows: rows in the whole profile.
+        network_form: the network the rows measured: ``as_built`` (one row per canonical class,
+            as-built FLOPs and params) or ``deployed`` (one row per deployed network, keyed by its
+            representative `SearchSpace.deployed_representative`; deployed FLOPs and params).
     """
 
     utilization: dict[tuple[str, str], float]
@@ -63,6 +66,16 @@ class ProfileSelection:
     device_name: str
     source: str
     n_rows: int
+    network_form: str = "as_built"
+
+    def class_of(self, space: Any, arch: Any) -> Any:
+        """The architecture whose row answers for ``arch``: its class representative as the
+        profile keys it."""
+        return space.deployed_representative(arch) if self.network_form == "deployed" else space.canonical(arch)
+
+    def count(self, space: Any, arch: Any, dataset: str) -> Any:
+        """The FLOPs and params of the network the profile measured for ``arch``."""
+        return space.count_deployed(arch, dataset) if self.network_form == "deployed" else space.count(arch, dataset)
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,9 @@ def select_profile(rows: list[dict[str, str]], precision: str | None, batch_size
         raise UsageError(f"the profile has several settings ({listed}); choose with --precision and --batch-size")
     util: dict[tuple[str, str], float] = {}
     devices, sources = set(), set()
+    forms = {r.get("network_form") or "as_built" for r in rows}
+    if len(forms) > 1:
+        raise UsageError(f"the profile mixes network forms ({', '.join(sorted(forms))})")
     for r in rows:
         if (r["precision"], int(r["batch_size"])) != best:
             continue
@@ -132,6 +148,7 @@ def select_profile(rows: list[dict[str, str]], precision: str | None, batch_size
         device_name=", ".join(sorted(devices)),
         source="/".join(sorted(sources)),
         n_rows=len(rows),
+        network_form=forms.pop(),
     )
 
 
@@ -178,11 +195,11 @@ def join(
     reps: dict[str, Any] = {}
     for arch_str, accs in accuracies.items():
         arch = space.parse(arch_str)
-        canon = space.canonical(arch)
+        canon = profile.class_of(space, arch)
         key = (str(canon), shape)
         if key not in profile.utilization or not all(c in accs for c in cols):
             continue
-        cost = space.count(arch, dataset)
+        cost = profile.count(space, arch, dataset)
         cell_class.append(key[0])
         cell_rows.append([profile.utilization[key], float(cost.flops), float(cost.params)] + [accs[c] for c in cols])
         members[key[0]].append([accs[c] for c in cols])
@@ -194,7 +211,7 @@ def join(
     class_names = sorted(members)
     class_rows = []
     for name in class_names:
-        cost = space.count(reps[name], dataset)
+        cost = profile.count(space, reps[name], dataset)
         util = profile.utilization[(name, shape)]
         class_rows.append([util, float(cost.flops), float(cost.params)] + list(np.mean(members[name], axis=0)))
     classes = np.array(class_rows)

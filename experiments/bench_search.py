@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.recorded import RecordedMeter
+from nasenergy.search.network_key import measured_form, network_key_fn
 from nasenergy.oracles import load_oracle
 from nasenergy.paths import shared_data_dir
 from nasenergy.search import SearchConfig, run_search
@@ -188,7 +189,8 @@ def recorded_profile_coverage() -> Any | None:
         NasEnergyError: the profile is not installed or unreadable.
     """
     space = get_space("tss")
-    found = profile_coverage(RecordedMeter(space=space), space, SearchConfig())  # fails clearly if absent
+    meter = RecordedMeter(space=space)  # fails clearly if absent
+    found = profile_coverage(meter, space, SearchConfig(), network_key_fn(space, measured_form(meter)))
     return found or None
 
 

@@ -3,7 +3,9 @@
 Joins the utilization of each TSS isomorphism class, from a recorded profile (default: the H200
 profile shipped with the package), with the NATS-Bench accuracies in the shared data folder
 (12-epoch: ``nb201_hp12_acc__*.csv.gz``; 200-epoch: ``nb201_hp200_test_acc__*.csv.gz``). Every
-cell is mapped to its class with ``space.canonical``. For each dataset (CIFAR-10, CIFAR-100,
+cell is mapped to the class its profile row stands for: ``space.canonical`` for a profile of networks
+as built, ``space.deployed_representative`` for a profile of deployed networks (whose FLOPs and
+params are then the deployed network's). For each dataset (CIFAR-10, CIFAR-100,
 ImageNet16-120) and schedule (12, 200 epochs) it computes Spearman's rho and Kendall's tau-b of
 utilization, FLOPs and params with test accuracy, at two levels:
 
@@ -161,6 +163,11 @@ def plot_scatter(joined: dict[str, Joined], rows: list[CorrelationRow], profile:
     plt.close(fig)
 
 
+_CLASS_WORDS = {"as_built": "canonical class (`space.canonical`)",
+                "deployed": "deployed network (`space.deployed_key`)"}
+_NETWORK_WORDS = {"as_built": "architecture as built", "deployed": "deployed network"}
+
+
 def write_readme(
     rows: list[CorrelationRow],
     joined: dict[str, Joined],
@@ -188,12 +195,13 @@ def write_readme(
         "",
         f"- Utilization: `{profile_path.name}` (sha256 {digest}…), {profile.source}, device {profile.device_name},",
         f"  {profile.precision}, batch {profile.batch_size}.",
-        f"- Sample: every TSS cell whose canonical class (`space.canonical`) is in the profile ({sample}{of_all}).",
+        f"- Sample: every TSS cell whose {_CLASS_WORDS[profile.network_form]} is in the profile ({sample}{of_all}).",
         "  Cells of one class share its utilization. When the profile covers only part of the space the",
         "  correlations describe the covered classes only (see `nasenergy/data/README.md` for how they were chosen).",
         "- Accuracy: recorded NATS-Bench test accuracy from the shared data folder: 12-epoch columns are one",
         "  training run (seed 111), 200-epoch columns the mean over the recorded runs.",
-        "- FLOPs and params: counted exactly from each architecture by `search_spaces` (labelled `modelled`).",
+        f"- FLOPs and params: counted exactly from each {_NETWORK_WORDS[profile.network_form]} by `search_spaces` "
+        "(labelled `modelled`).",
         "- `cell` level: every cell; `class` level: one point per class, accuracy averaged over its cells.",
         "",
         "Class level, Spearman ρ and Kendall τ-b (`correlations.csv` also has p-values and the cell level):",

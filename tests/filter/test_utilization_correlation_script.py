@@ -122,3 +122,32 @@ def test_profile_setting_selection(script) -> None:
         script.select_profile([_row("a", 0.1), _row("a", 0.2)], None, None)
     with pytest.raises(UsageError):
         script.select_profile(rows, "bf16", None)
+
+
+def test_a_profile_of_deployed_networks_joins_cells_by_deployed_network(script, data_dir, tmp_path) -> None:
+    """Rows keyed by deployed representatives, each with its deployed class's mean accuracy / 100:
+    exact only if cells are joined by deployed network (not by canonical class)."""
+    import dataclasses
+
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    path = sorted(data_dir.glob("nb201_hp200_test_acc__*.csv.gz"))[0]
+    members = defaultdict(list)
+    with gzip.open(path, "rt", newline="") as f:
+        for row in csv.DictReader(f):
+            rep = str(space.deployed_representative(space.parse(row["arch_str"])))
+            members[rep].append(float(row["cifar10_test_acc_200ep"]))
+    names = sorted(members)
+    pick = [names[i] for i in np.random.default_rng(2).choice(len(names), 300, replace=False)]
+    rows = [measurement_to_row(dataclasses.replace(_measurement(float(np.mean(members[n])) / 100),
+                                                   network_form="deployed"),
+                               canonical_arch=n, arch_index=0, driver_version="none", torch_version="none",
+                               measured_at="1970-01-01T00:00:00Z") for n in pick]
+    profile = tmp_path / "deployed.csv.gz"
+    write_profile(rows, profile)
+    got = {(r.dataset, r.epochs, r.level, r.predictor): r for r in script.run(profile, tmp_path / "out", data_dir, None, None)}
+    exact = got[("cifar10", 200, "class", "utilization")]
+    assert exact.n == 300 and exact.spearman_rho == pytest.approx(1.0)
+    assert got[("cifar10", 200, "cell", "utilization")].n == sum(len(members[n]) for n in pick)
+    assert "deployed network (`space.deployed_key`)" in (tmp_path / "out" / "README.md").read_text()
