@@ -111,6 +111,20 @@ def missing_settings(key: str, settings: list[tuple[str, int, bool | None]],
     return [s for s in settings if (key, s[0], s[1]) not in done]
 
 
+def classes_to_measure(space: Any, seed: int, settings: list[tuple[str, int, bool | None]],
+                       done: set[tuple[str, str, int]], *, max_classes: int | None = None,
+                       shard: tuple[int, int] = (0, 1)) -> list[Any]:
+    """The classes of this process (shard ``K/N``: every N-th from K) still missing a setting, in
+    the seeded order; ``max_classes``: only the order's first N count (the sample), whatever is
+    already done, so a resumed run completes the same sample."""
+    order = class_order(space, seed)
+    if max_classes is not None:
+        order = order[:max_classes]
+    todo = [a for a in order if missing_settings(space.deployed_key(a), settings, done)]
+    k, n = shard
+    return todo[k::n]
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """``"K/N"`` -> ``(K, N)`` with ``0 <= K < N``."""
     try:
@@ -206,11 +220,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
     done = _done_keys(done_files, space)
-    todo = [a for a in class_order(space, args.seed) if missing_settings(space.deployed_key(a), settings, done)]
     shard, n_shards = args.shard
-    todo = todo[shard::n_shards]
-    if args.max_classes is not None:
-        todo = todo[: args.max_classes]
+    todo = classes_to_measure(space, args.seed, settings, done, max_classes=args.max_classes, shard=args.shard)
     print(f"{len(todo)} classes to measure in shard {shard}/{n_shards} ({len(done)} rows already done)",
           flush=True)
     if not todo:
@@ -370,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--chunk-dir", type=Path, default=Path("profile_chunks"))
     m.add_argument("--profile", type=Path, help="classes in it are skipped (default: the space's deployed profile)")
     m.add_argument("--time-limit-s", type=float, default=540.0)
-    m.add_argument("--max-classes", type=int)
+    m.add_argument("--max-classes", type=int,
+                   help="measure only the first N classes of the seeded order (a uniform random sample; "
+                        "resuming keeps to the same N)")
     m.add_argument("--seed", type=int, default=0)
     m.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="K/N",
                    help="measure only every N-th class starting at K (one process per GPU)")

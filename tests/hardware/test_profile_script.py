@@ -61,6 +61,20 @@ def test_missing_settings_are_per_deployed_class(script, tss):
     assert script.missing_settings(key, settings, {(key, "fp16", 1024), (key, "fp32", 256)}) == []
 
 
+def test_a_resumed_sample_stays_the_same_sample(script):
+    from search_spaces import get_space
+
+    sss = get_space("sss")
+    settings = [script.SETTINGS_FP16]
+    first = script.classes_to_measure(sss, 0, settings, set(), max_classes=100)
+    assert len(first) == 100 == len(set(first))
+    done = {(sss.deployed_key(a), "fp16", 1024) for a in first[:60]}
+    assert script.classes_to_measure(sss, 0, settings, done, max_classes=100) == first[60:]
+    halves = [script.classes_to_measure(sss, 0, settings, done, max_classes=100, shard=(k, 2)) for k in (0, 1)]
+    assert sorted(map(str, halves[0] + halves[1])) == sorted(map(str, first[60:]))
+    assert not set(halves[0]) & set(halves[1])
+
+
 @pytest.mark.parametrize("text, expected", [("0/1", (0, 1)), ("1/2", (1, 2)), ("7/8", (7, 8))])
 def test_parse_shard(script, text, expected):
     assert script.parse_shard(text) == expected
