@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["CLASS_UNIT", "Coverage"]
+__all__ = ["CELL_UNIT", "CLASS_UNIT", "Coverage"]
 
 CLASS_UNIT = "canonical classes"
 """`Coverage.unit` of a profile keyed by canonical class."""
+CELL_UNIT = "configurations (each its own network)"
+"""`Coverage.unit` of a space whose every cell is its own network (SSS)."""
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,9 @@ class Coverage:
         total_classes: networks of the space, counted alike.
         covered_cells: cells (architectures) whose network is recorded.
         total_cells: cells of the space.
-        unit: what is counted: ``canonical classes`` (a profile of networks as built), or
-            networks keyed by canonical class and deployed structure
-            (`nasenergy.search.network_key`).
+        unit: what is counted: `CLASS_UNIT` (a profile of networks as built), `CELL_UNIT` (a
+            space whose every cell is its own network), or networks keyed by canonical class and
+            deployed structure (`nasenergy.search.network_key`).
     """
 
     profile: str

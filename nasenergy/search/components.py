@@ -93,6 +93,9 @@ class Components:
         coverage: the share of the space a recorded profile answers (``None``: any network).
         network_key: what makes two candidates the same network for the study
             (`nasenergy.search.network_key`); ``None``: the canonical class.
+        covers: whether ``measure`` can answer an architecture, for a meter that cannot answer
+            every one (a partial recorded profile); ``None``: every one. The duplicate-aware TPE
+            then prefers networks it covers.
     """
 
     space: SpaceProtocol
@@ -103,6 +106,7 @@ class Components:
     describe: dict[str, str] = field(default_factory=dict)
     coverage: Coverage | None = None
     network_key: NetworkKeyFn | None = None
+    covers: Callable[[Arch], bool] | None = None
 
     def key_of(self, arch: Arch) -> str:
         """The study's key of ``arch``'s network (its duplicates share it)."""
@@ -376,4 +380,18 @@ def build_components(config: SearchConfig) -> Components:
         describe=describe,
         coverage=coverage,
         network_key=network_key,
+        covers=_profile_covers(meter, config) if coverage is not None and not coverage.complete else None,
     )
+
+
+def _profile_covers(meter: Meter | ArchMeter, config: SearchConfig) -> Callable[[Arch], bool] | None:
+    """Whether a recorded profile holds an architecture at the run's setting (``None`` for a
+    profile that cannot say)."""
+    covers = getattr(meter, "covers", None)
+    if covers is None:
+        return None
+
+    def covered(arch: Arch) -> bool:
+        return bool(covers(arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset))
+
+    return covered

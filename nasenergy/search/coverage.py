@@ -3,7 +3,9 @@
 A recorded profile (``--hardware recorded``, or ``auto`` without a GPU) may hold only some of the
 canonical networks. A candidate outside it is recorded with outcome ``not_recorded``: it is not
 measured, spends no budget, and is told to the sampler as pruned, which steers the sampler away
-from such cells, so the search effectively runs over the recorded classes. `Coverage` describes
+from such cells, so the search effectively runs over the recorded classes; the duplicate-aware TPE
+also passes over them among its draws (`nasenergy.search.components.Components.covers`), which
+matters where the recorded networks have no structure to learn (a random sample of SSS). `Coverage` describes
 that share (`nasenergy.hardware.coverage`, a layer below, so a run's report can read it); the run refuses a budget larger than the networks it can measure, and the default
 candidate cap grows in proportion to the share of cells the profile cannot answer.
 """
@@ -14,7 +16,7 @@ import math
 from typing import Any
 
 from nasenergy.errors import UsageError
-from nasenergy.hardware.coverage import CLASS_UNIT, Coverage
+from nasenergy.hardware.coverage import CELL_UNIT, CLASS_UNIT, Coverage
 from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
 from nasenergy.search.config import SearchConfig
 from nasenergy.hardware.recorded import shape_to_str
@@ -69,7 +71,7 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         total_classes=len(networks),
         covered_cells=cells,
         total_cells=int(space.size),
-        unit=str(getattr(key_of, "unit", CLASS_UNIT)),
+        unit=CELL_UNIT if len(networks) == int(space.size) else str(getattr(key_of, "unit", CLASS_UNIT)),
     )
 
 

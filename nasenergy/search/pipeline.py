@@ -10,7 +10,8 @@ For each candidate (one Optuna trial, ask-and-tell):
    make TPE propose it over and over.
 2. **measure** it cheaply (throughput, utilization, energy per image at the default clock). A
    network a recorded profile lacks is recorded ``not_recorded`` and told ``PRUNED`` (it spends
-   no budget, and the sampler learns to avoid such cells).
+   no budget, and the sampler learns to avoid such cells; the duplicate-aware TPE passes over
+   them among its draws, `Components.covers`).
 3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures.
 4. **claim** a budget slot for its network (atomic across workers, see
    `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
@@ -194,7 +195,8 @@ class Worker:
         self._front = ParetoFront(self.objectives)
         self._states = optuna.trial.TrialState
         self._handled = 0
-        self._seen = watch_seen_networks(study.sampler, components.space, components.key_of)  # TPE avoids seen networks
+        # TPE avoids seen networks, and those a partial recorded profile lacks
+        self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
 
     # ------------------------------------------------------------------ loop
 

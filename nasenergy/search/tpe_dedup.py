@@ -62,14 +62,22 @@ class SeenNetworks:
     trials (any worker's); the network of a trial still in progress counts as seen while it is
     in progress (it is about to be claimed or recorded).
 
+    A network a partial recorded profile cannot answer (``covers`` says no) counts as seen too:
+    the pipeline would record it ``not_recorded`` at once, so TPE is steered to the recorded
+    networks among its draws instead of spending a trial on it.
+
     Args:
         space: the search space (`param_choices`, `arch_from_params`, `canonical`).
         key_of: the study's network key of an architecture (default: its canonical class).
+        covers: whether the run's meter can measure an architecture (``None``: every one).
     """
 
-    def __init__(self, space: Any, key_of: Callable[[Any], str] | None = None) -> None:
+    def __init__(self, space: Any, key_of: Callable[[Any], str] | None = None,
+                 covers: Callable[[Any], bool] | None = None) -> None:
         self.space = space
         self.key_of = key_of or (lambda arch: str(space.canonical(arch)))
+        self.covers = covers
+        self._outside: dict[tuple[Any, ...], bool] = {}
         self._names = tuple(space.param_choices())
         self._keys: dict[tuple[Any, ...], str] = {}
         self._settled: set[str] = set()
@@ -106,9 +114,19 @@ class SeenNetworks:
     def __contains__(self, key: object) -> bool:
         return key in self._settled or key in self._pending
 
+    def outside(self, params: Mapping[str, Any]) -> bool:
+        """Whether the network named by ``params`` is outside the meter's reach (memoized)."""
+        if self.covers is None:
+            return False
+        values = tuple(params[n] for n in self._names)
+        found = self._outside.get(values)
+        if found is None:
+            found = self._outside[values] = not self.covers(self.space.arch_from_params(params))
+        return found
+
     def __call__(self, params: Mapping[str, Any]) -> bool:
         try:
-            return self.network(params) in self
+            return self.network(params) in self or self.outside(params)
         except (KeyError, ValueError, LookupError):  # not a full network of this space
             return False
 
@@ -120,14 +138,15 @@ class _NoView:
         pass
 
 
-def watch_seen_networks(sampler: Any, space: Any, key_of: Callable[[Any], str] | None = None) -> SeenNetworks | _NoView:
+def watch_seen_networks(sampler: Any, space: Any, key_of: Callable[[Any], str] | None = None,
+                        covers: Callable[[Any], bool] | None = None) -> SeenNetworks | _NoView:
     """Give ``sampler`` (when it is a `DedupTPESampler`) a `SeenNetworks` view of ``space`` (networks
-    keyed by ``key_of``) as its ``is_seen`` callback; the caller keeps it current with
-    `SeenNetworks.update`. Any other sampler is left alone (NSGA-II and random search propose as
-    before)."""
+    keyed by ``key_of``, those ``covers`` refuses counted as seen) as its ``is_seen`` callback; the
+    caller keeps it current with `SeenNetworks.update`. Any other sampler is left alone (NSGA-II
+    and random search propose as before)."""
     if not hasattr(sampler, "is_seen"):
         return _NoView()
-    view = SeenNetworks(space, key_of)
+    view = SeenNetworks(space, key_of, covers)
     sampler.is_seen = view
     return view
 

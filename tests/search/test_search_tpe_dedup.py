@@ -205,6 +205,17 @@ def test_seen_classes_follow_the_study_trials() -> None:
     assert not view({"nonsense": 1})  # not a network of the space: never "seen"
 
 
+def test_networks_a_partial_profile_lacks_count_as_seen() -> None:
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    a, b = space.arch_at(5), space.arch_at(6)
+    view = SeenNetworks(space, covers=lambda arch: arch == a)
+    assert not view(dict(zip(space.param_choices(), a.ops)))
+    assert view(dict(zip(space.param_choices(), b.ops)))
+    assert not SeenNetworks(space)(dict(zip(space.param_choices(), b.ops)))
+
+
 def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -> None:
     """A small fake-meter search with the dominance filter: with the hook, fewer duplicates than
     the same seeded search with the hook turned off (then exactly the cached TPE)."""
@@ -218,10 +229,10 @@ def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -
         return sum(r["outcome"] == "duplicate" for r in rows), len(rows)
 
     with_hook, candidates = duplicates("dedup")
-    monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None: tpe_dedup._NoView())
+    monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
     import nasenergy.search.pipeline as pipeline
 
-    monkeypatch.setattr(pipeline, "watch_seen_networks", lambda sampler, space, key_of=None: tpe_dedup._NoView())
+    monkeypatch.setattr(pipeline, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
     without_hook, stock_candidates = duplicates("stock")
     assert without_hook >= 5
     assert with_hook < without_hook / 2
