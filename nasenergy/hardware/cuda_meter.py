@@ -2,9 +2,10 @@
 
 How one measurement runs (`CudaMeter.measure`):
 
-1. A copy of the model is moved to the GPU and cast to the precision (``fp16``/``bf16`` cast the
-   weights and input; ``tf32``/``fp32`` set PyTorch's TF32 flags on/off inside a context);
-   channels-last memory is used for convolutional networks in fp16/bf16 unless told otherwise.
+1. Host copies of the model are cast to the precision (``fp16``/``bf16`` cast the weights and
+   input; ``tf32``/``fp32`` set PyTorch's TF32 flags on/off inside a context) in each memory
+   format to try (`host_copies`), and moved to the GPU; unless told which, a convolutional network
+   is probed in channels-last and contiguous and measured in the faster, as a deployer would.
 2. One forward pass on a fixed random batch is captured as a CUDA graph (cuts launch overhead;
    eager execution is used if capture fails) after one eager warm-up pass.
 3. Throughput: ``n_repeats`` contiguous timed repeats of back-to-back replays, each lasting at
@@ -12,7 +13,9 @@ How one measurement runs (`CudaMeter.measure`):
    FLOPs per image (`count_model`, cached per model object) and reads the SM clock.
 4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
-   are cut at counter updates (see `nasenergy.hardware.energy_window`). GPUs without the counter
+   are cut at counter updates (see `nasenergy.hardware.energy_window`); a run whose window
+   throughput falls below `MIN_BUSY_FRAC` of the timed throughput (the device idled inside the
+   window) is run again, up to three runs, keeping the busiest. GPUs without the counter
    integrate sampled power instead. Idle power is measured once, at the first measurement with
    energy, after waiting for the GPU's power to settle.
 5. Utilization is relative to the peak of the chosen source (``measured``: a large matrix
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import logging
 import math
 import statistics
 import time
@@ -32,11 +36,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.energy_window import (
+    MIN_BUSY_FRAC,
     CounterSource,
     EnergySource,
+    EnergyWindow,
     PowerSampler,
     idle_power_w as measure_idle_power,
     run_energy_windows,
+    steady_windows,
     window_energies,
 )
 from nasenergy.hardware.counters import CounterWindow, GpuCounters, counter_fields
@@ -53,6 +60,8 @@ from nasenergy.hardware.peaks import (
 )
 from nasenergy.hardware.precision import dtype_of, has_conv, precision_flags
 from nasenergy.measurement import PRECISIONS, Measurement
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import torch
@@ -242,6 +251,9 @@ class CudaMeter:
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
         self.last_counters: GpuCounters | None = None
+        #: the last measurement's energy-window throughput over its timed throughput
+        #: (`nasenergy.hardware.energy_window.busy_fraction`; ``None`` without energy windows)
+        self.last_busy_frac: float | None = None
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
@@ -407,21 +419,30 @@ class CudaMeter:
 
                 t_prepared = time.perf_counter()
                 times = self._time_repeats(step, steps, self.n_repeats, while_timed)
+                tput = repeat_stats([batch_size * steps / t for t in times])
                 t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None
                 source = self._energy_source() if self.measure_energy else None
                 self.last_counters = None
+                self.last_busy_frac = None
                 if source is not None:
                     backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
                     workload = _StreamWorkload(step, batch_size, backlog)
-                    counters = CounterWindow(self.nvml_device)
-                    counters.start()
-                    windows = run_energy_windows(
-                        source, workload, time.perf_counter, n_windows=self.energy_repeats,
-                        min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
-                        on_edge=sample_clock)
-                    self.last_counters = counters.stop()
+
+                    def run_windows() -> tuple[list[EnergyWindow], GpuCounters | None]:
+                        counters = CounterWindow(self.nvml_device)
+                        counters.start()
+                        done = run_energy_windows(
+                            source, workload, time.perf_counter, n_windows=self.energy_repeats,
+                            min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
+                            on_edge=sample_clock)
+                        return done, counters.stop()
+
+                    windows, self.last_counters, self.last_busy_frac = steady_windows(run_windows, tput.median)
+                    if self.last_busy_frac < MIN_BUSY_FRAC:
+                        logger.warning("note: the device was busy for only %.0f %% of the best of its energy "
+                                       "windows; its energy per image includes idle time", 100 * self.last_busy_frac)
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
                 step = keep = net = x = None  # the GPU copies go before the cache is emptied
@@ -434,7 +455,6 @@ class CudaMeter:
             raise MeterError(
                 f"out of GPU memory at batch size {batch_size}; try a smaller batch size"
             ) from None
-        tput = repeat_stats([batch_size * steps / t for t in times])
         sm_clock = statistics.median(clocks) if clocks else None
         peak, peak_source = self.peak_flops(precision, sm_clock)
         energy_j = energy_cv = avg_power = None

@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from nasenergy.hardware.energy_window import (
+    MIN_BUSY_FRAC,
     CounterSource,
+    EnergyWindow,
     EnergyWindowError,
     PowerSampler,
     idle_power_w,
+    busy_fraction,
     run_energy_windows,
+    steady_windows,
     window_energies,
 )
 from nasenergy.hardware.nvml import open_device
@@ -121,3 +125,32 @@ def test_counter_that_never_changes_times_out():
     with pytest.raises(EnergyWindowError, match="is the energy reading updating"):
         run_energy_windows(CounterSource(lambda: frozen), FakeWorkload(clock), clock,
                            n_windows=1, min_window_s=0.1, timeout_s=1.0)
+
+
+def _window(images: int, device_s: float = 0.3) -> EnergyWindow:
+    return EnergyWindow(energy_j=90.0, host_s=0.3, images=images, device_s=device_s)
+
+
+def test_busy_fraction_compares_the_window_with_the_timed_throughput():
+    assert busy_fraction([_window(3000)], RATE_IMG_PER_S) == pytest.approx(1.0)
+    assert busy_fraction([_window(3000), _window(1000)], RATE_IMG_PER_S) == pytest.approx(4000 / 6000)
+    assert busy_fraction([], RATE_IMG_PER_S) == 0.0
+
+
+def test_a_window_run_that_left_the_device_idle_is_run_again():
+    runs = iter([[_window(900)], [_window(2990)], [_window(3000)]])  # 30 % busy, then steady
+    calls = []
+
+    def run():
+        calls.append(1)
+        return next(runs), len(calls)
+
+    windows, tag, frac = steady_windows(run, RATE_IMG_PER_S)
+    assert len(calls) == 2 and tag == 2 and frac == pytest.approx(0.9967, abs=1e-3)
+    assert windows[0].images == 2990
+
+
+def test_when_every_run_falls_short_the_busiest_is_kept_and_says_so():
+    runs = iter([[_window(900)], [_window(2400)], [_window(1500)]])
+    windows, tag, frac = steady_windows(lambda: (next(runs), None), RATE_IMG_PER_S, attempts=3)
+    assert windows[0].images == 2400 and frac == pytest.approx(0.8) and frac < MIN_BUSY_FRAC
