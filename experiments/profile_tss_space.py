@@ -57,6 +57,7 @@ from typing import Any, Iterator
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.cuda_meter import CudaMeter, host_copies
 from nasenergy.hardware.deployed import with_official_counts
+from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
 from nasenergy.hardware.flops import count_model
 from nasenergy.hardware.recorded import (
     DEPLOYED_PROFILE,
@@ -306,14 +307,39 @@ def parse_fill(text: str) -> tuple[str, str]:
     return key, value
 
 
+def busy_fraction_of_row(row: dict[str, str]) -> float | None:
+    """The row's energy-window throughput (mean power / energy per image, total-energy rows) over
+    its timed throughput (`nasenergy.hardware.energy_window.busy_fraction`); ``None`` when the row
+    cannot say."""
+    try:
+        if row.get("energy_basis") != "total":
+            return None
+        return float(row["avg_power_w"]) / float(row["energy_j_per_img"]) / float(row["throughput_img_per_s"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def steady_rows(rows: list[dict[str, str]]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """``(kept, starved)``: a row whose energy window ran below `MIN_BUSY_FRAC` of its timed
+    throughput (the device idled inside the window, so its energy holds idle energy) is starved."""
+    kept, starved = [], []
+    for r in rows:
+        frac = busy_fraction_of_row(r)
+        (starved if frac is not None and frac < MIN_BUSY_FRAC else kept).append(r)
+    return kept, starved
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
 
     existing = read_profile(args.profile) if args.profile.is_file() else []
     new = [r for path in args.chunks for r in complete_rows(path)]
-    rows = fill_empty(merge_rows(existing, new), dict(args.fill))
+    rows, starved = steady_rows(fill_empty(merge_rows(existing, new), dict(args.fill)))
     n = write_profile(rows, args.profile)
     size_kb = args.profile.stat().st_size / 1024
     print(f"{args.profile}: {n} rows ({n - len(existing)} new), {size_kb:.0f} KiB")
+    if starved:
+        print(f"left out {len(starved)} rows whose energy window ran below {MIN_BUSY_FRAC:.0%} of the timed "
+              "throughput (the device idled inside it); `measure` measures them again")
     return 0
 
 
@@ -396,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="first re-measure the profile's N earliest classes on this board into reference_*.csv "
                         "(never merged; they tie each call's board to the others)")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
-    g.add_argument("chunks", type=Path, nargs="+")
+    g.add_argument("chunks", type=Path, nargs="*",
+                   help="chunk CSVs (none: only re-check the profile's rows)")
     g.add_argument("--profile", type=Path, help="default: the space's deployed profile")
     g.add_argument("--fill", type=parse_fill, action="append", default=[], metavar="COLUMN=VALUE",
                    help="set an optional column where it is empty (repeatable)")

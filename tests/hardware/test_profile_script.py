@@ -40,6 +40,23 @@ def test_merge_is_idempotent_and_drops_partial_rows(script, tss, tmp_path):
     assert len(script.complete_rows(b)) == len(archs) - 4
 
 
+def test_merge_leaves_out_rows_whose_energy_window_was_starved(script, tss, tmp_path, capsys):
+    from nasenergy.hardware.recorded import write_profile
+
+    archs = [tss.arch_at(i) for i in range(0, 40, 5)]
+    rows = read_profile(write_fake_profile(tmp_path / "c.csv", archs, space=tss))
+    assert all(script.busy_fraction_of_row(r) == pytest.approx(1.0, rel=1e-3) for r in rows)
+    starved = dict(rows[2], energy_j_per_img=str(3 * float(rows[2]["energy_j_per_img"])))  # idle 2/3 of it
+    write_profile([*rows[:2], starved, *rows[3:]], tmp_path / "chunk.csv")
+    profile = tmp_path / "profile.csv.gz"
+    assert script.main(["merge", str(tmp_path / "chunk.csv"), "--profile", str(profile)]) == 0
+    kept = read_profile(profile)
+    assert len(kept) == len(rows) - 1 and starved["canonical_arch"] not in {r["canonical_arch"] for r in kept}
+    assert "left out 1 rows whose energy window ran below 95%" in capsys.readouterr().out
+    assert script.main(["merge", "--profile", str(profile)]) == 0  # re-checking alone changes nothing
+    assert read_profile(profile) == kept
+
+
 def test_existing_profile_rows_win(script, tss, tmp_path):
     from nasenergy.testing import FakeMeter
 
