@@ -1,13 +1,14 @@
 """How much of the space a recorded profile can answer, and what that means for a run.
 
 A recorded profile (``--hardware recorded``, or ``auto`` without a GPU) may hold only some of the
-canonical networks. A candidate outside it is recorded with outcome ``not_recorded``: it is not
-measured, spends no budget, and is told to the sampler as pruned, which steers the sampler away
-from such cells, so the search effectively runs over the recorded classes; the duplicate-aware TPE
-also passes over them among its draws (`nasenergy.search.components.Components.covers`), which
-matters where the recorded networks have no structure to learn (a random sample of SSS). `Coverage` describes
-that share (`nasenergy.hardware.coverage`, a layer below, so a run's report can read it); the run refuses a budget larger than the networks it can measure, and the default
-candidate cap grows in proportion to the share of cells the profile cannot answer.
+networks. A candidate outside it is recorded with outcome ``not_recorded``: it is not measured,
+spends no budget, and is told to the sampler as pruned, which steers the sampler away from such
+cells, so the search effectively runs over the recorded networks; the duplicate-aware TPE also
+passes over them among its draws (`nasenergy.search.components.Components.covers`), which matters
+where the recorded networks have no structure to learn (a random sample of SSS). `Coverage`
+describes that share (`nasenergy.hardware.coverage`, a layer below, so a run's report can read
+it); the run refuses a budget larger than the networks it can measure, and the default candidate
+cap grows in proportion to the share of cells the profile cannot answer.
 """
 
 from __future__ import annotations
