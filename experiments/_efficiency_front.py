@@ -138,7 +138,7 @@ def build_subspace(config: Any) -> Subspace:
         if fig is None:
             continue
         n_cells += 1
-        for acc in sorted(_possible_accuracies(oracle, arch, config.dataset)):
+        for acc in sorted(possible_accuracies(oracle, arch, config.dataset)):
             points.append([acc, fig.throughput_img_per_s, fig.energy_j_per_img])
             index.append(i)
     if not points:
@@ -170,7 +170,7 @@ def _figures(measure: Any, optimal_clock: Any, arch: Any, median_cost_s: float) 
                         median_cost_s if warmup else cost), warmup
 
 
-def _possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30) -> set[float]:
+def possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30) -> set[float]:
     """Every search-metric value the oracle can return for `arch` (all recorded runs)."""
     first = oracle.evaluate(arch, dataset, seed=0)
     values = {float(first.accuracy_pct)}

@@ -21,12 +21,14 @@ from nasenergy.search import run_search
 from _efficiency_front import DATASET, OBJECTIVES, YARDSTICKS, Subspace, build_subspace, ratio_curves, search_config
 
 RUN_COLUMNS: tuple[str, ...] = (
-    "method", "seed", "candidate", "outcome", "canonical", "arch_index", "evaluation_number",
+    "method", "seed", "candidate", "outcome", "canonical", "network", "arch_index", "evaluation_number",
     "accuracy_pct", "throughput_img_per_s", "energy_j_per_img", "utilization", "filter_reason",
     "measure_cost_s", "eval_cost_s", "eval_cost_source", "cum_cost_s", "hv", "hv_ratio",
     "hv_norm", "hv_norm_ratio", "stop_reason", "patience",
 )
-"""Columns of a run CSV; ``stop_reason`` and ``patience`` are the run's, repeated on every row."""
+"""Columns of a run CSV; ``stop_reason`` and ``patience`` are the run's, repeated on every row;
+``network`` is the study's network key (`nasenergy.search.network_key`; empty in runs written
+before it existed, whose key is ``canonical``)."""
 
 
 # -------------------------------------------------------------------------------- one search
@@ -55,10 +57,11 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
     ratio = {name: 0.0 for name in YARDSTICKS}
     for c in cands:
         row: dict[str, Any] = {"method": method, "seed": seed, "candidate": int(c["trial_number"]),
-                               "outcome": c["outcome"], "canonical": c["canonical"], "arch_index": c["arch_index"],
+                               "outcome": c["outcome"], "canonical": c["canonical"],
+                               "network": c.get("network") or c["canonical"], "arch_index": c["arch_index"],
                                "filter_reason": c["filter_reason"] or None, "stop_reason": summary.stop_reason,
                                "patience": config.patience}
-        fig = sub.classes.get(c.get("network") or c["canonical"])
+        fig = sub.classes.get(row["network"])
         if c["outcome"] in MEASURED_OUTCOMES and fig is not None:
             cum_cost += fig.cost_s
             row.update(measure_cost_s=fig.cost_s, utilization=float(c["utilization"]))
@@ -104,10 +107,11 @@ def _fmt(v: Any) -> Any:
 
 
 def read_run(path: Path) -> list[dict[str, str]]:
-    """The rows of a run CSV (gzipped)."""
+    """The rows of a run CSV (gzipped), each with every `RUN_COLUMNS` key (empty where an older
+    file lacks the column)."""
     try:
         with gzip.open(path, "rt", newline="") as fh:
-            return list(csv.DictReader(fh))
+            return [{k: r.get(k) or "" for k in RUN_COLUMNS} for r in csv.DictReader(fh)]
     except (OSError, EOFError, csv.Error) as exc:
         raise UsageError(f"{path}: not a readable run file ({exc}); move it away and rerun") from None
 
@@ -199,3 +203,8 @@ def read_timings(out: Path) -> dict[str, list[float]]:
     for (m, _), t in last.items():
         out_.setdefault(m, []).append(t)
     return out_
+
+
+def network_of(row: dict[str, str]) -> str:
+    """A run row's network key (its canonical class in runs written before the key existed)."""
+    return row.get("network") or row["canonical"]
