@@ -251,10 +251,10 @@ class CudaMeter:
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
         self.last_counters: GpuCounters | None = None
-        #: the last measurement's energy-window throughput over its timed throughput
-        #: (`nasenergy.hardware.energy_window.busy_fraction`; ``None`` without energy windows)
-        self.last_busy_frac: float | None = None
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
+        self.last_busy_frac: float | None = None
+        """The last `measure`'s energy-window throughput over its timed throughput
+        (`nasenergy.hardware.energy_window.busy_fraction`; None without energy windows)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
         probes; of which ``copy``, moving the copies to the GPU, and ``capture`` with its first
