@@ -58,7 +58,7 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
     for c in cands:
         row: dict[str, Any] = {"method": method, "seed": seed, "candidate": int(c["trial_number"]),
                                "outcome": c["outcome"], "canonical": c["canonical"],
-                               "network": c.get("network") or c["canonical"], "arch_index": c["arch_index"],
+                               "network": network_of(c), "arch_index": c["arch_index"],
                                "filter_reason": c["filter_reason"] or None, "stop_reason": summary.stop_reason,
                                "patience": config.patience}
         fig = sub.classes.get(row["network"])

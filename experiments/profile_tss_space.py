@@ -67,6 +67,7 @@ from nasenergy.hardware.recorded import (
     measurement_from_row,
     measurement_to_row,
     read_profile,
+    row_busy_fraction,
     write_profile,
 )
 from search_spaces import get_space
@@ -307,24 +308,12 @@ def parse_fill(text: str) -> tuple[str, str]:
     return key, value
 
 
-def busy_fraction_of_row(row: dict[str, str]) -> float | None:
-    """The row's energy-window throughput (mean power / energy per image, total-energy rows) over
-    its timed throughput (`nasenergy.hardware.energy_window.busy_fraction`); ``None`` when the row
-    cannot say."""
-    try:
-        if row.get("energy_basis") != "total":
-            return None
-        return float(row["avg_power_w"]) / float(row["energy_j_per_img"]) / float(row["throughput_img_per_s"])
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-
-
 def steady_rows(rows: list[dict[str, str]]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """``(kept, starved)``: a row whose energy window ran below `MIN_BUSY_FRAC` of its timed
     throughput (the device idled inside the window, so its energy holds idle energy) is starved."""
     kept, starved = [], []
     for r in rows:
-        frac = busy_fraction_of_row(r)
+        frac = row_busy_fraction(r)
         (starved if frac is not None and frac < MIN_BUSY_FRAC else kept).append(r)
     return kept, starved
 

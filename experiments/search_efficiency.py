@@ -54,9 +54,6 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.search.config import DEFAULT_PATIENCE
 
-if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by its path (tests): find its helpers
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _efficiency_front import (
     DATASET,
     DEFAULT_METHODS,

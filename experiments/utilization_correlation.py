@@ -39,9 +39,6 @@ from nasenergy.hardware.recorded import DEFAULT_PROFILE, read_profile
 from nasenergy.paths import shared_data_dir
 from search_spaces import DATASETS, get_space
 
-if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by its path (tests): find its helpers
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from _correlation_inputs import (
     ACCURACY_COLUMNS,
     ACCURACY_GLOBS,

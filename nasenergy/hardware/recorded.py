@@ -122,6 +122,19 @@ def measurement_from_row(row: Mapping[str, str]) -> Measurement:
     return Measurement(**kw)
 
 
+def row_busy_fraction(row: Mapping[str, str]) -> float | None:
+    """A row's energy-window throughput (mean power / energy per image, rows of total energy) over
+    its timed throughput (`nasenergy.hardware.energy_window.busy_fraction`): below
+    `nasenergy.hardware.energy_window.MIN_BUSY_FRAC` the GPU idled inside the window. ``None``
+    when the row cannot say."""
+    try:
+        if row.get("energy_basis") != "total":
+            return None
+        return float(row["avg_power_w"]) / float(row["energy_j_per_img"]) / float(row["throughput_img_per_s"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
 def _open_text(path: Path, mode: str) -> io.TextIOBase:
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", newline="", encoding="utf-8")  # type: ignore[return-value]

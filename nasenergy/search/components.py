@@ -108,9 +108,14 @@ class Components:
     network_key: NetworkKeyFn | None = None
     covers: Callable[[Arch], bool] | None = None
 
+    def __post_init__(self) -> None:
+        if self.network_key is None:
+            self.network_key = network_key_fn(self.space, "as_built")  # the canonical class alone
+
     def key_of(self, arch: Arch) -> str:
         """The study's key of ``arch``'s network (its duplicates share it)."""
-        return self.network_key(arch) if self.network_key is not None else str(self.space.canonical(arch))
+        assert self.network_key is not None
+        return self.network_key(arch)
 
 
 ComponentsFactory = Callable[[SearchConfig], Components]

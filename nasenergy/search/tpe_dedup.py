@@ -39,6 +39,7 @@ from typing import Any
 
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
+from nasenergy.search.network_key import network_key_fn
 from nasenergy.search.tpe_cache import cached_tpe_class, cached_tpe_sampler
 
 SEEN_OUTCOMES = frozenset({oc.EVALUATED, oc.FILTERED, oc.DUPLICATE, oc.NOT_RECORDED, oc.FAILED})
@@ -75,7 +76,7 @@ class SeenNetworks:
     def __init__(self, space: Any, key_of: Callable[[Any], str] | None = None,
                  covers: Callable[[Any], bool] | None = None) -> None:
         self.space = space
-        self.key_of = key_of or (lambda arch: str(space.canonical(arch)))
+        self.key_of = key_of or network_key_fn(space, "as_built")  # the canonical class alone
         self.covers = covers
         self._outside: dict[tuple[Any, ...], bool] = {}
         self._names = tuple(space.param_choices())

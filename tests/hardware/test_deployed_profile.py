@@ -52,13 +52,13 @@ def test_one_steady_row_per_class_and_setting(deployed):
     """No class twice at a setting, and no row whose energy window left the GPU idle (a class may
     lack a setting until its left-out row is measured again)."""
     from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
+    from nasenergy.hardware.recorded import row_busy_fraction
 
     _, space, rows = deployed
     keys = [(r["canonical_arch"], r["precision"]) for r in rows]
     assert len(keys) == len(set(keys)) and {p for _, p in keys} == {"fp16", "fp32"}
     for r in rows:
-        busy = float(r["avg_power_w"]) / float(r["energy_j_per_img"]) / float(r["throughput_img_per_s"])
-        assert busy >= MIN_BUSY_FRAC, r["canonical_arch"]
+        assert row_busy_fraction(r) >= MIN_BUSY_FRAC, r["canonical_arch"]
 
 
 def _members_differing_as_built(space, meter) -> tuple[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nasenergy.hardware.recorded import read_profile
+from nasenergy.hardware.recorded import read_profile, row_busy_fraction
 from nasenergy.testing import write_fake_profile
 
 
@@ -45,7 +45,7 @@ def test_merge_leaves_out_rows_whose_energy_window_was_starved(script, tss, tmp_
 
     archs = [tss.arch_at(i) for i in range(0, 40, 5)]
     rows = read_profile(write_fake_profile(tmp_path / "c.csv", archs, space=tss))
-    assert all(script.busy_fraction_of_row(r) == pytest.approx(1.0, rel=1e-3) for r in rows)
+    assert all(row_busy_fraction(r) == pytest.approx(1.0, rel=1e-3) for r in rows)
     starved = dict(rows[2], energy_j_per_img=str(3 * float(rows[2]["energy_j_per_img"])))  # idle 2/3 of it
     write_profile([*rows[:2], starved, *rows[3:]], tmp_path / "chunk.csv")
     profile = tmp_path / "profile.csv.gz"
