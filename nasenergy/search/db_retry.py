@@ -92,11 +92,29 @@ def is_transient(exc: BaseException) -> bool:
         state = getattr(e, "pgcode", None) or getattr(e, "sqlstate", None)
         if isinstance(state, str) and state.startswith(_TRANSIENT_SQLSTATE_PREFIXES):
             return True
-        if type(e).__name__ in ("OperationalError", "InterfaceError"):
-            text = str(e).lower()
-            if any(w in text for w in _TRANSIENT_WORDS):
-                return True
+        if type(e).__name__ in ("OperationalError", "InterfaceError") and _names_a_passing_fault(str(e)):
+            return True
     return False
+
+
+def _names_a_passing_fault(text: str) -> bool:
+    lowered = text.lower()
+    return any(w in lowered for w in _TRANSIENT_WORDS)
+
+
+class _OutageNoise(logging.Filter):
+    """Drops the warning Optuna's RDB storage logs when a trials query fails ("Caught an error from
+    sqlalchemy ... Falling back to a slower alternative": it takes every such error for a query
+    with too many variables) where the error is a passing fault: the retry reports the outage in
+    its own one line, and the fallback query meets the same outage and is retried."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith("Caught an error from sqlalchemy") and _names_a_passing_fault(message))
+
+
+_OPTUNA_RDB_LOGGER = "optuna.storages._rdb.storage"
+_NOISE = _OutageNoise()
 
 
 def describe(exc: BaseException) -> str:
@@ -193,6 +211,7 @@ class RetryingStorage:
     def __init__(self, inner: Any, retry: DbRetry) -> None:
         self._inner = inner
         self._retry = retry
+        logging.getLogger(_OPTUNA_RDB_LOGGER).addFilter(_NOISE)  # once: a filter is added at most once
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)

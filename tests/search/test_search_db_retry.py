@@ -130,6 +130,25 @@ def test_the_storage_proxy_retries_each_call_and_a_retried_tell_that_landed_coun
         storage.set_trial_state_values(1, None)
 
 
+def test_optunas_fallback_warning_is_dropped_for_an_outage_only():
+    """Optuna's RDB storage takes a failed trials query for one with too many variables and logs a
+    warning; during an outage the retry's own line says it all, so that warning is dropped."""
+    import logging
+
+    RetryingStorage(object(), DbRetry(retry_s=0))
+    rdb = logging.getLogger("optuna.storages._rdb.storage")
+
+    def kept(message: str) -> bool:
+        return bool(rdb.filter(rdb.makeRecord(rdb.name, logging.WARNING, __file__, 1, message, None, None)))
+
+    outage = ("Caught an error from sqlalchemy: (psycopg2.OperationalError) server closed the connection "
+              "unexpectedly. Falling back to a slower alternative.")
+    too_many = ("Caught an error from sqlalchemy: (sqlite3.OperationalError) too many SQL variables. "
+                "Falling back to a slower alternative.")
+    assert not kept(outage)
+    assert kept(too_many) and kept("A new study created in RDB with name: x")
+
+
 def test_claim_writes_whose_first_attempt_was_committed_succeed_when_run_again(tmp_path):
     store = ClaimStore(f"sqlite:///{tmp_path / 'claims.sqlite'}", "s", lease_s=30)
     store.ensure_study(2, {})
