@@ -1,5 +1,5 @@
-"""Search efficiency, part 1: the set-up, the measured subspace, its true front and the two
-hypervolume yardsticks (see ``experiments/search_efficiency.py``)."""
+"""Search efficiency, part 1: the set-up, the measured subspace, its true front and the
+yardsticks: two hypervolume ratios and the front recall (see ``experiments/search_efficiency.py``)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,17 @@ WARMUP_FACTOR = 3.0
 YARDSTICKS: dict[str, str] = {
     "normalised": "hv_norm_ratio",
     "origin": "hv_ratio",
+    "recall": "front_recall",
 }
-"""Hypervolume yardstick -> the prefix of its ratio columns; the first is the primary one."""
+"""Yardstick -> the prefix of its ratio columns; the first is the primary one."""
+HV_YARDSTICKS: tuple[str, ...] = ("normalised", "origin")
+"""The hypervolume yardsticks (in which one front point can hold most of the volume)."""
+RECALL_ACCURACY_PP = 0.5
+"""Front recall: a found point matches a true-front point when its accuracy is at most this many
+percentage points lower ..."""
+RECALL_HARDWARE_REL = 0.02
+"""... and its throughput and energy per image are at most this share worse (about the spread of
+the same network's figures between H200 boards)."""
 PRIMARY = "normalised"
 
 # ---------------------------------------------------------------------------------- subspace
@@ -201,8 +210,19 @@ def normalised_hv(points: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> f
     return hypervolume(unit, [0.0] * unit.shape[1], ["maximize"] * unit.shape[1])
 
 
+def matched_front_points(point: np.ndarray, true_front: np.ndarray) -> np.ndarray:
+    """``(n,)`` bools: the true-front points that ``point`` (accuracy %, img/s, J/img) matches, being
+    within `RECALL_ACCURACY_PP` of each one's accuracy and `RECALL_HARDWARE_REL` of its throughput
+    and energy, or better."""
+    front = np.asarray(true_front, dtype=float).reshape(-1, len(OBJECTIVES))
+    return ((point[0] >= front[:, 0] - RECALL_ACCURACY_PP)
+            & (point[1] >= front[:, 1] * (1 - RECALL_HARDWARE_REL))
+            & (point[2] <= front[:, 2] * (1 + RECALL_HARDWARE_REL)))
+
+
 def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
-    """Each yardstick's ratio (found / true front) after each of the evaluated points, in order.
+    """Each yardstick's ratio (found / true front) after each of the evaluated points, in order;
+    for the front recall, the share of true-front points matched so far (`matched_front_points`).
 
     Args:
         values: ``(n, 3)`` evaluated objective rows (accuracy %, img/s, J/img) in evaluation order.
@@ -215,18 +235,24 @@ def ratio_curves(values: np.ndarray, sub: Subspace) -> dict[str, np.ndarray]:
     out = {name: np.zeros(len(values)) for name in YARDSTICKS}
     front = ParetoFront(objectives_for(OBJECTIVES))
     ratios = {name: 0.0 for name in YARDSTICKS}
+    matched = np.zeros(len(sub.true_front), dtype=bool)
     for k, v in enumerate(values):
         if not np.isnan(v).any() and front.add(v):
+            matched |= matched_front_points(v, sub.true_front)
             ratios = {"origin": front.search_hypervolume() / sub.true_hv,
-                      "normalised": normalised_hv(front.points, sub.lower, sub.upper) / sub.true_hv_norm}
+                      "normalised": normalised_hv(front.points, sub.lower, sub.upper) / sub.true_hv_norm,
+                      "recall": float(matched.mean()) if len(matched) else 0.0}
         for name in YARDSTICKS:
             out[name][k] = ratios[name]
     return out
 
 
 def front_contributions(sub: Subspace, yardstick: str) -> np.ndarray:
-    """Each true-front point's exclusive share of the true hypervolume under `yardstick`."""
+    """Each true-front point's exclusive share of the true hypervolume under `yardstick` (under
+    the front recall, every point counts alike)."""
     objectives = objectives_for(OBJECTIVES)
+    if yardstick == "recall":
+        return np.full(len(sub.true_front), 1.0 / max(1, len(sub.true_front)))
 
     def hv(front: np.ndarray) -> float:
         if yardstick == "origin":

@@ -11,7 +11,16 @@ import numpy as np
 from nasenergy.hardware.coverage import CLASS_UNIT
 from nasenergy.search.config import DEFAULT_TARGET_RECALL
 
-from _efficiency_front import PRIMARY, TARGET_RECALL, WARMUP_FACTOR, YARDSTICKS, Subspace, front_contributions
+from _efficiency_front import (
+    PRIMARY,
+    RECALL_ACCURACY_PP,
+    RECALL_HARDWARE_REL,
+    TARGET_RECALL,
+    WARMUP_FACTOR,
+    YARDSTICKS,
+    Subspace,
+    front_contributions,
+)
 from _efficiency_runs import TIMINGS_CSV
 
 # ---------------------------------------------------------------------------------- README
@@ -71,7 +80,7 @@ def _target_lines(by: dict[str, dict[str, Any]], speed: list[dict[str, Any]], bu
                if met_at else "not met")
     lines.append(f"* ≥ 2× fewer full evaluations than unfiltered TPE for the same hypervolume: "
                  f"**{verdict}** on the normalised yardstick ({factors(PRIMARY)}); "
-                 f"origin-based: {factors('origin')}.")
+                 f"origin-based: {factors('origin')}; for the same front recall: {factors('recall')}.")
     p, o = YARDSTICKS[PRIMARY], YARDSTICKS["origin"]
     final = dom[f"{p}_at_{budget}_mean"]
     lines.append(
@@ -148,6 +157,13 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "own report): `nasenergy.pareto.search_hypervolume` (accuracy %, img/s, img/J against the "
         f"origin); the true front's is {sub.true_hv:.4g}.",
         "",
+        "**Front recall.** The share of the true front's points that a run matched: a point of the "
+        f"run's front matches a true-front point when its accuracy is at most {RECALL_ACCURACY_PP:g} "
+        f"percentage points lower and its throughput and energy per image at most {RECALL_HARDWARE_REL:.0%} "
+        "worse (about the spread of one network's figures between H200 boards), or better. Every "
+        "front point counts alike, so no single network decides it, as one can under a hypervolume "
+        "(below, *How to read the ratios*); it is what the dominance filter's target recall speaks of.",
+        "",
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
         f"{_default_recall('threshold'):g} and {_default_recall('dominance'):g}, the command's defaults"
@@ -167,6 +183,10 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "## Origin-based hypervolume ratio, secondary",
         "",
         *_ratio_table(summary, budget, "origin", "found_top_class_origin"),
+        "",
+        "## Front recall, share of true-front points matched",
+        "",
+        *_ratio_table(summary, budget, "recall", "stalled_runs"),
         "",
         "## Candidates and cost",
         "",
@@ -231,11 +251,12 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "profile are told to the sampler as pruned; each evaluation draws its benchmark training run "
         "from the study's seed and the trial number); the run folders are not kept here.",
         "",
-        "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, both ratios "
-        "so far, the run's stop reason and patience), `curves.csv` (mean and CI of both ratios per number "
-        "of evaluations), `summary.csv`, `speedups.csv`, `headroom.csv`, `true_front.csv` (with each point's normalised "
-        "coordinates and exclusive shares), `hv_vs_evaluations.png`, `hv_vs_cost.png` (normalised), "
-        "`hv_vs_evaluations_origin.png` (origin-based).",
+        "Files: `runs/*.csv.gz` (one row per candidate of each run: outcome, figures, costs, both "
+        "hypervolume ratios so far, the run's stop reason and patience), `curves.csv` (mean and CI of "
+        "each yardstick per number of evaluations), `summary.csv`, `speedups.csv`, `headroom.csv`, "
+        "`true_front.csv` (with each point's normalised coordinates and exclusive shares), "
+        "`hv_vs_evaluations.png`, `hv_vs_cost.png` (normalised), `hv_vs_evaluations_origin.png` "
+        "(origin-based), `front_recall_vs_evaluations.png`.",
         "",
     ]
     (out / "README.md").write_text("\n".join(lines))

@@ -14,7 +14,7 @@ import numpy as np
 
 from nasenergy.errors import UsageError
 
-from _efficiency_front import LEVELS, METHODS, OBJECTIVES, YARDSTICKS, Subspace, front_contributions, ratio_curves
+from _efficiency_front import HV_YARDSTICKS, LEVELS, METHODS, OBJECTIVES, YARDSTICKS, Subspace, front_contributions, ratio_curves
 from _efficiency_runs import TIMINGS_CSV, read_run, run_path
 
 # ------------------------------------------------------------------------------- analysis
@@ -187,7 +187,7 @@ def _yardstick_columns(c: MethodCurves, budget: int, yardstick: str) -> dict[str
 def summarize(curves: dict[str, MethodCurves], budget: int, sub: Subspace) -> list[dict[str, Any]]:
     """One summary row per method: both yardsticks (the primary first), then candidates and cost."""
     out = []
-    top = {name: int(np.argmax(front_contributions(sub, name))) for name in YARDSTICKS}
+    top = {name: int(np.argmax(front_contributions(sub, name))) for name in HV_YARDSTICKS}
     for m, c in curves.items():
         found = np.array([front_points_found(r, sub) for r in c.rows]).reshape(len(c.rows), -1)
         row: dict[str, Any] = {
@@ -212,7 +212,7 @@ def summarize(curves: dict[str, MethodCurves], budget: int, sub: Subspace) -> li
                 for r in c.rows])),
             front_points_found_median=float(np.median(found.sum(axis=1))),
             **{f"found_top_class_{name}": int(sum(_found_class(r, sub.true_front[top[name]]) for r in c.rows))
-               for name in YARDSTICKS},
+               for name in HV_YARDSTICKS},
         )
         out.append(row)
     return out

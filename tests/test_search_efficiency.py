@@ -85,6 +85,20 @@ def test_exclusive_shares_differ_between_yardsticks(se):
     assert origin.max() < 1.0 and np.all(origin > 0)
 
 
+def test_front_recall_counts_true_front_points_matched_within_tolerance(se):
+    sub = _subspace(se, POINTS)
+    assert len(sub.true_front) == 3
+    near = POINTS[1] * [1.0, 1.0 - se.RECALL_HARDWARE_REL / 2, 1.0 + se.RECALL_HARDWARE_REL / 2]
+    near[0] -= se.RECALL_ACCURACY_PP / 2  # within every tolerance of the middle point
+    far = POINTS[1] * [1.0, 1.0 - 2 * se.RECALL_HARDWARE_REL, 1.0]  # too slow to stand for it
+    assert se.matched_front_points(near, sub.true_front).tolist() == [False, True, False]
+    assert not se.matched_front_points(far, sub.true_front).any()
+    curves = se.ratio_curves(np.array([POINTS[3], far, near, POINTS[0]]), sub)
+    assert curves["recall"] == pytest.approx([0.0, 0.0, 1 / 3, 2 / 3])
+    assert se.ratio_curves(POINTS, sub)["recall"][-1] == pytest.approx(1.0)
+    assert se.front_contributions(sub, "recall") == pytest.approx([1 / 3] * 3)
+
+
 def _rows(se, sub, values: np.ndarray, *, stored_scale: float = 1.0) -> list[dict[str, str]]:
     curves = se.ratio_curves(values, sub)
     return [{"outcome": "evaluated", "accuracy_pct": str(v[0]), "throughput_img_per_s": str(v[1]),
