@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from nasenergy.errors import CandidateError, DataNotFoundError, UsageError
+from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
 from search_spaces import Arch, get_space
@@ -216,7 +216,11 @@ class RecordedMeter:
             raise UsageError(f"{self.path} mixes network forms ({', '.join(sorted(forms))}); keep one per profile")
         self.network_form = forms.pop() if forms else "as_built"
         for row in rows:
-            key = (self._class_of(row["canonical_arch"]), row["precision"], int(row["batch_size"]), row["input_shape"])
+            try:
+                network = self._class_of(row["canonical_arch"])
+            except ArchError as exc:
+                raise UsageError(f"{self.path} is not a profile of the {self.space.name} space: {exc}") from None
+            key = (network, row["precision"], int(row["batch_size"]), row["input_shape"])
             self._rows[key] = row
             self._by_class.setdefault(key[0], set()).add(key[1:])
         self.settings = sorted({k[1:] for k in self._rows})

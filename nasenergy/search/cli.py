@@ -111,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--hardware", choices=hardware_choices(), default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
+    how.add_argument("--profile", metavar="PATH", default=None,
+                     help="replay this recorded profile instead of the shipped one (implies --hardware "
+                          "recorded): e.g. nasenergy/data/h200_tss_deployed_profile.csv.gz, or a profile of "
+                          "your own GPU recorded with experiments/profile_tss_space.py")
     how.add_argument("--precision", choices=PRECISIONS, default=None,
                      help=f"default {_DEFAULTS.precision}; {CPU_PRECISION} on the CPU meter")
     how.add_argument("--batch-size", type=_positive_int, default=None,
@@ -180,7 +184,9 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         UsageError: a bad value, or one the meter cannot measure.
     """
     objectives = None if args.objectives is None else parse_objectives(args.objectives)
-    fitted = fit_to_meter(resolved_meter_kind(args.hardware, args.space), precision=args.precision, batch_size=args.batch_size, objectives=objectives)
+    hardware = "recorded" if args.profile is not None and args.hardware == "auto" else args.hardware
+    fitted = fit_to_meter(resolved_meter_kind(hardware, args.space), precision=args.precision,
+                          batch_size=args.batch_size, objectives=objectives)
     if notes is not None:
         notes.extend(fitted.notes)
     return SearchConfig(
@@ -191,7 +197,8 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         benchmark=args.benchmark,
         search_metric=args.search_metric,
         estimate=args.estimate,
-        hardware=args.hardware,
+        hardware=hardware,
+        profile=args.profile,
         precision=fitted.precision,
         batch_size=fitted.batch_size,
         filter=args.filter,

@@ -348,7 +348,7 @@ def build_components(config: SearchConfig) -> Components:
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
     hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
-    meter = select_meter(hardware, space=space, announce=announce)
+    meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce)
     check_meter_serves(hardware, config)
     _check_recorded_setting(meter, config, space)
     network_key = network_key_fn(space, measured_form(meter))
@@ -368,7 +368,8 @@ def build_components(config: SearchConfig) -> Components:
                      "and no NVML device to build generic parameters from; energy and throughput are "
                      "scored at the default clock")
     describe = {
-        "meter": f"{type(meter).__name__} ({meter.device_name or 'unknown device'})",
+        "meter": f"{type(meter).__name__} ({meter.device_name or 'unknown device'})"
+                 + (f", profile {config.profile}" if config.profile is not None else ""),
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else (step.label or step.source),
     }

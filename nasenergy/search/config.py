@@ -9,6 +9,8 @@ change what the objective values mean), and may raise, never lower, the budget.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -108,6 +110,9 @@ class SearchConfig:
             ``fit``, ``device`` or ``none`` (see `nasenergy.oracles.lookup`).
         hardware: the meter: ``auto``, ``cuda``, ``cpu``, ``recorded`` or a registered one
             (`nasenergy.hardware.registry`).
+        profile: a recorded profile to replay instead of the space's shipped one (with
+            ``hardware`` ``recorded``, or ``auto``, which it then resolves to ``recorded``); its
+            content digest defines the study (`profile_digest`).
         precision: ``fp32``, ``tf32``, ``fp16`` or ``bf16``.
         batch_size: images per forward pass of the cheap measurement.
         filter: the utilization filter: ``dominance``, ``threshold``, ``none`` or a registered one
@@ -146,6 +151,7 @@ class SearchConfig:
     search_metric: str = DEFAULT_SEARCH_METRIC
     estimate: str = "auto"
     hardware: str = "auto"
+    profile: str | None = None
     precision: str = "fp16"
     batch_size: int = 1024
     filter: str = "dominance"
@@ -167,6 +173,8 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
             object.__setattr__(self, "target_recall", default_target_recall(self.filter))
+        if self.profile is not None and self.hardware == "auto":  # a profile is replayed, not measured
+            object.__setattr__(self, "hardware", "recorded")
 
     @property
     def resolved_study_name(self) -> str:
@@ -180,8 +188,9 @@ class SearchConfig:
         that differ in any of them never share a default study (or run folder)."""
         objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in self.objectives)
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
+        profile = f"-profile.{profile_digest(self.profile)[:8]}" if self.profile is not None else ""
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
-                f"dvfs.{self.dvfs}-{self.sampler}-seed{self.seed}")
+                f"dvfs.{self.dvfs}{profile}-{self.sampler}-seed{self.seed}")
 
     @property
     def out_dir(self) -> Path:
@@ -248,6 +257,12 @@ class SearchConfig:
             )
         if self.benchmark is not None and not Path(self.benchmark).expanduser().exists():
             raise DataNotFoundError(f"--benchmark: {self.benchmark} does not exist")
+        if self.profile is not None:
+            if self.hardware != "recorded":
+                raise UsageError(f"--profile replays a recorded profile: it goes with --hardware recorded "
+                                 f"(or auto), not {self.hardware}")
+            if not Path(self.profile).is_file():
+                raise DataNotFoundError(f"--profile: {self.profile} is not a file")
         if self.out_dir.exists() and not self.out_dir.is_dir():
             raise UsageError(f"--out: {self.out_dir} exists and is not a folder")
         return self
@@ -260,6 +275,8 @@ class SearchConfig:
         d["objectives"] = list(self.objectives)
         d["study_name"] = self.resolved_study_name
         d["out"] = str(self.out_dir)
+        if self.profile is not None:
+            d["profile_sha256"] = profile_digest(self.profile)
         return d
 
     def public_dict(self) -> dict[str, Any]:
@@ -274,6 +291,8 @@ class SearchConfig:
         defining = {k: d[k] for k in STUDY_DEFINING}
         if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
             defining["search_metric"] = self.search_metric
+        if self.profile is not None:  # the same figures on every worker, wherever the file lies
+            defining["profile_sha256"] = profile_digest(self.profile)
         return defining
 
     @classmethod
@@ -284,6 +303,28 @@ class SearchConfig:
         if "objectives" in kw:
             kw["objectives"] = tuple(kw["objectives"])
         return cls(**kw)
+
+
+def profile_digest(path: str) -> str:
+    """The SHA-256 of a profile file's bytes (hex), read once per file and modification.
+
+    Raises:
+        DataNotFoundError: the file cannot be read.
+    """
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except OSError:
+        raise DataNotFoundError(f"--profile: {path} is not a file") from None
+    return _digest(str(p.resolve()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _digest(path: str, mtime_ns: int, size: int) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise DataNotFoundError(f"--profile: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def parse_objectives(text: str) -> tuple[str, ...]:

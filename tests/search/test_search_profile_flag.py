@@ -1,0 +1,69 @@
+"""``--profile``: replaying a recorded profile other than the shipped one (the deployed-network
+profile here, a real file), the one-line refusals, and the profile's content defining the study."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+
+import pytest
+
+from nasenergy.hardware.recorded import DEPLOYED_PROFILE
+from nasenergy.search import cli
+from nasenergy.search.config import SearchConfig, profile_digest
+
+
+def _main(tmp_path, *extra: str) -> int:
+    return cli.main(["--budget", "4", "--quiet", "--out", str(tmp_path / "run"), *extra])
+
+
+def test_a_search_replays_the_profile_it_is_given(tmp_path):
+    assert _main(tmp_path, "--profile", str(DEPLOYED_PROFILE)) == 0
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["hardware"] == "recorded" and config["profile"] == str(DEPLOYED_PROFILE)
+    assert config["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
+    assert f"-profile.{config['profile_sha256'][:8]}-" in config["study_name"]
+    with (tmp_path / "run" / "candidates.csv").open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["outcome"] == "evaluated"]
+    assert len(rows) == 4
+    # figures of deployed networks: the network key names the deployed structure
+    assert all(" @ " in r["network"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--profile", "absent.csv.gz"], "--profile: absent.csv.gz is not a file"),
+        (["--profile", str(DEPLOYED_PROFILE), "--hardware", "cpu"], "goes with --hardware recorded"),
+        (["--profile", "{readme}"], "is not a profile: columns missing"),
+        (["--profile", str(DEPLOYED_PROFILE), "--space", "sss"], "is not a profile of the sss space"),
+    ],
+)
+def test_bad_profiles_are_refused_in_one_line(tmp_path, capsys, extra, fragment):
+    readme = tmp_path / "README.md"
+    readme.write_text("# not a profile\n")
+    code = _main(tmp_path, *[a.replace("{readme}", str(readme)) for a in extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and fragment in err[0], err
+
+
+def test_a_changed_profile_does_not_resume_the_study_of_another(tmp_path, capsys):
+    copy = tmp_path / "profile.csv.gz"
+    copy.write_bytes(DEPLOYED_PROFILE.read_bytes())
+    assert _main(tmp_path, "--profile", str(copy), "--study-name", "mine") == 0
+    with gzip.open(copy, "rt", newline="") as fh:
+        lines = fh.readlines()
+    with gzip.open(copy, "wt", newline="") as fh:
+        fh.writelines(lines[:-1])  # one row fewer: other figures
+    capsys.readouterr()
+    assert _main(tmp_path, "--profile", str(copy), "--study-name", "mine", "--budget", "6") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "profile_sha256" in err[0], err
+
+
+def test_auto_hardware_becomes_recorded_with_a_profile():
+    config = SearchConfig(profile=str(DEPLOYED_PROFILE)).validate()
+    assert config.hardware == "recorded"
+    assert config.study_defining()["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
+    assert "profile_sha256" not in SearchConfig().study_defining()  # studies made before the flag resume
