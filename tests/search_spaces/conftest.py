@@ -6,7 +6,6 @@ import bz2
 import csv
 import gzip
 import pickle
-from pathlib import Path
 
 import pytest
 
