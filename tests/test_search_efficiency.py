@@ -196,8 +196,10 @@ def test_filter_headroom_counts_evaluations_dominated_on_arrival(se):
 
 
 def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
-    by = {"tpe": {"n_seeds": 2}, "tpe+dominance": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.99, "hv_ratio_at_200_mean": 0.98,
-                                       "hv_norm_ratio_seeds_reaching_0.99": 1, "hv_ratio_seeds_reaching_0.99": 1}}
+    by = {"tpe": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.9, "front_recall_at_200_mean": 0.4},
+          "tpe+dominance": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.99, "hv_ratio_at_200_mean": 0.98,
+                            "hv_norm_ratio_seeds_reaching_0.99": 1, "hv_ratio_seeds_reaching_0.99": 1,
+                            "front_recall_at_200_mean": 0.7}}
     speed = [{"yardstick": y, "base": "tpe", "other": "tpe+dominance", "base_evals": k, "factor": f}
              for y in se.YARDSTICKS for k, f in ((50, 1.3), (100, 1.9), (200, 2.6))]
     first = se._target_lines(by, speed, 200)[0]
@@ -206,6 +208,10 @@ def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
     assert "met at every level" in se._target_lines(by, speed, 200)[0]
     speed = [dict(s, factor=1.5) for s in speed]
     assert "**not met**" in se._target_lines(by, speed, 200)[0]
+    assert not any("saturated" in line for line in se._target_lines(by, speed, 200))
+    by["tpe"]["hv_norm_ratio_at_200_mean"] = 0.985  # TPE alone nearly fills the true hypervolume
+    saturated = se._target_lines(by, speed, 200)[-1]
+    assert "saturated" in saturated and "0.700 with the filter against 0.400 without" in saturated
 
 
 def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
