@@ -14,7 +14,16 @@ import numpy as np
 
 from nasenergy.errors import UsageError
 
-from _efficiency_front import HV_YARDSTICKS, LEVELS, METHODS, OBJECTIVES, YARDSTICKS, Subspace, front_contributions, ratio_curves
+from _efficiency_front import (
+    HV_YARDSTICKS,
+    LEVELS,
+    METHODS,
+    OBJECTIVES,
+    YARDSTICKS,
+    Subspace,
+    front_contributions,
+    ratio_curves,
+)
 from _efficiency_runs import TIMINGS_CSV, read_run, run_path
 
 # ------------------------------------------------------------------------------- analysis
@@ -185,7 +194,7 @@ def _yardstick_columns(c: MethodCurves, budget: int, yardstick: str) -> dict[str
 
 
 def summarize(curves: dict[str, MethodCurves], budget: int, sub: Subspace) -> list[dict[str, Any]]:
-    """One summary row per method: both yardsticks (the primary first), then candidates and cost."""
+    """One summary row per method: every yardstick (the primary first), then candidates and cost."""
     out = []
     top = {name: int(np.argmax(front_contributions(sub, name))) for name in HV_YARDSTICKS}
     for m, c in curves.items():

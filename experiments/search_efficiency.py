@@ -91,7 +91,8 @@ __all__ = [  # the experiment's names, from its helper modules (tests use them t
     "DATASET", "DEFAULT_METHODS", "METHODS", "OBJECTIVES", "PRIMARY", "RECALL_ACCURACY_PP", "RECALL_HARDWARE_REL",
     "TARGET_RECALL", "YARDSTICKS",
     "ClassFigures", "MethodCurves", "Subspace", "build_subspace", "check_run_matches", "dominated_on_arrival",
-    "filter_headroom", "front_contributions", "load_curves", "matched_front_points", "main", "normalised_hv", "ratio_curves",
+    "filter_headroom", "front_contributions", "load_curves", "matched_front_points", "main", "normalised_hv",
+    "ratio_curves",
     "run_path", "search_config", "speedups", "summarize", "to_unit_maximisation", "write_run",
     "_coverage_note", "_target_lines",
 ]
