@@ -230,7 +230,9 @@ def write_readme(
         notes.append(
             "- Classes at chance accuracy after 200 epochs (below 1.5 × 100 % / number of classes; the cell's "
             "input does not reach its output): " + ", ".join(f"{d} {int(m.sum())}" for d, m in chance.items())
-            + f". They still run their other operations: median utilization of these classes ({d0}) "
+            + (". They still run their other operations" if profile.network_form != "deployed"
+               else ". Their deployed networks skip the dead cells' work")
+            + f": median utilization of these classes ({d0}) "
             f"{100 * np.median(util[chance[d0]]):.2f} % against {100 * np.median(util):.2f} % for all classes."
         )
     shapes = {d: j.profile_input_shape for d, j in joined.items()}
