@@ -81,3 +81,10 @@ def test_the_as_built_profile_labels_whose_figures_it_replays(shipped):
     assert m.network_form == "as_built"
     assert m.params == space.count(space.canonical(space.arch_at(14174))).params == 587_386
     assert m.params_official == space.count(space.arch_at(14174)).params == 830_426
+
+
+def test_the_shipped_profiles_stay_under_2_mib_in_all():
+    files = sorted(DEFAULT_PROFILE.parent.glob("h200_*profile*.csv.gz"))
+    assert DEFAULT_PROFILE in files
+    total = sum(p.stat().st_size for p in files)
+    assert total < 2 * 1024 * 1024, {p.name: p.stat().st_size for p in files}
