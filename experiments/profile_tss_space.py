@@ -156,7 +156,7 @@ def _run_columns(meter: Any) -> dict[str, Any]:
 
 def _measure_rows(meter: Any, space: Any, arch: Any, prepared: "Prepared",
                   settings: list[tuple[str, int, bool | None]], torch_version: str) -> Iterator[dict[str, str]]:
-
+    """One profile row per setting: `arch`'s deployed network measured, with its official counts."""
     for precision, batch_size, channels_last in settings:
         model = prepared.copies.get(precision, prepared.model)
         m = meter.measure(model, space.input_shape("cifar10"), batch_size=batch_size,
@@ -179,7 +179,6 @@ def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] 
     """The deployed network of `arch` with its FLOPs counted and, for each setting, the meter's
     host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread
     while the GPU measures the previous network."""
-
     model = space.build_deployed(arch, "cifar10")
     count_model(model, space.input_shape("cifar10"))  # cached per model: the meter reuses it
     return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings})
@@ -197,7 +196,6 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
     """Re-measure the reference classes on this board into `path` (not a chunk: never merged)."""
     import torch
 
-
     n = 0
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
@@ -211,7 +209,6 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
 
 def cmd_measure(args: argparse.Namespace) -> int:
     import torch
-
 
     t_start = time.perf_counter()
     if not torch.cuda.is_available():
@@ -336,7 +333,6 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-
     if not torch.cuda.is_available():
         print("error: re-measuring needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -388,8 +384,6 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-
-
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     m = sub.add_parser("measure", help="measure the next classes into a chunk CSV")

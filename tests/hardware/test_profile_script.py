@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nasenergy.hardware.recorded import read_profile, row_busy_fraction
@@ -145,3 +147,65 @@ def test_prepare_makes_host_copies_per_setting(script, tss):
     assert set(prepared.copies) == {"fp16", "fp32"}
     assert prepared.copies["fp16"].model is prepared.model
     assert script.prepare(tss, tss.arch_at(123)).copies == {}
+
+
+class _FakeCudaMeter:
+    """What `measure` asks of a `CudaMeter`, answered by the synthetic `FakeMeter` on the CPU."""
+
+    def __init__(self, **options):
+        from nasenergy.testing import FakeMeter
+
+        self._fake = FakeMeter(device_name="fake H200")
+        self.energy_window_s = options.get("energy_window_s", 0.28)
+        self.energy_repeats = options.get("energy_repeats", 3)
+        self.nvml_device = None
+        self.driver_version = "fake-driver"
+        self.last_phases_s: dict[str, float] = {}
+
+    def idle_power_w(self) -> float:
+        return self._fake.idle_power_w
+
+    def measure(self, model, input_shape, **kw):
+        return self._fake.measure(getattr(model, "model", model), input_shape, **kw)
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_sss_sample_is_measured_merged_resumed_and_replayed(script, tmp_path, monkeypatch, capsys):
+    """The SSS path end to end on the CPU, with a fake meter standing in for the GPU one: a seeded
+    sample measured into a chunk, merged into a profile that the recorded meter and
+    ``python -m nasenergy.profile`` replay, and a resumed call that finds the sample done."""
+    import torch
+
+    from nasenergy import profile as profile_cli
+    from nasenergy.hardware.recorded import RecordedMeter
+    from search_spaces import get_space
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(script, "CudaMeter", _FakeCudaMeter)
+    profile, chunks = tmp_path / "sss.csv.gz", tmp_path / "chunks"
+    measure = ["measure", "--space", "sss", "--max-classes", "5", "--chunk-dir", str(chunks),
+               "--profile", str(profile), "--time-limit-s", "600"]
+    assert script.main(measure) == 0
+    (chunk,) = chunks.glob("chunk_*.csv")
+    assert script.main(["merge", "--space", "sss", "--profile", str(profile), str(chunk)]) == 0
+    rows = read_profile(profile)
+    sss = get_space("sss")
+    assert len(rows) == 5 and {r["precision"] for r in rows} == {"fp16"}
+    assert {r["network_form"] for r in rows} == {"deployed"}
+    expected = {sss.deployed_key(a) for a in script.classes_to_measure(sss, 0, [script.SETTINGS_FP16], set(),
+                                                                          max_classes=5)}
+    assert {sss.deployed_key(r["canonical_arch"]) for r in rows} == expected
+    meter = RecordedMeter(profile, space=sss)
+    arch = rows[0]["canonical_arch"]
+    assert meter.measure_arch(arch, precision="fp16", batch_size=1024).source == "recorded"
+    chunk.unlink()
+    capsys.readouterr()
+    assert script.main(measure) == 0  # the sample is done: nothing left to measure
+    assert "0 classes to measure" in capsys.readouterr().out
+    assert profile_cli.main(["--space", "sss", "--hardware", "recorded", "--profile", str(profile),
+                             "--arch", arch, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    (shown_m,) = shown["measurements"]
+    assert shown_m["source"] == "recorded" and shown_m["device_name"] == "fake H200"
