@@ -90,6 +90,7 @@ class Subspace:
         dataset: the NATS-Bench dataset whose accuracies it holds.
         n_networks_total: networks of the whole space, counted by the study's key.
         unit: what a network is (`nasenergy.hardware.coverage.Coverage.unit`).
+        profile: the recorded profile replayed (``None``: the shipped one).
     """
 
     classes: dict[str, ClassFigures]
@@ -105,18 +106,19 @@ class Subspace:
     dataset: str = DATASET
     n_networks_total: int = 0
     unit: str = CLASS_UNIT
+    profile: str | None = None
 
 
 def search_config(method: str, seed: int, budget: int, out: str | None = None, patience: int | None = None,
-                  dataset: str = DATASET) -> Any:
+                  dataset: str = DATASET, profile: str | None = None) -> Any:
     """The `SearchConfig` of one run (recorded H200 profile, modelled DVFS, shared tables);
-    ``patience`` None: the command's default stall guard."""
+    ``patience`` None: the command's default stall guard; ``profile`` None: the shipped profile."""
     sampler, filt = METHODS[method]
     recall = {"target_recall": TARGET_RECALL[method]} if method in TARGET_RECALL else {}
     return SearchConfig(
         budget=budget, space="tss", dataset=dataset, objectives=OBJECTIVES,
         benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
-        sampler=sampler, seed=seed, out=out, quiet=True,
+        sampler=sampler, seed=seed, out=out, quiet=True, profile=profile,
         patience=DEFAULT_PATIENCE if patience is None else patience, **recall,
     )
 
@@ -130,7 +132,7 @@ def build_subspace(config: Any) -> Subspace:
     components = build_components(config)
     space, oracle, measure = components.space, components.oracle, components.measure
     optimal_clock = components.optimal_clock
-    rows = [r for r in RecordedMeter(space=space).rows()
+    rows = [r for r in RecordedMeter(config.profile, space=space).rows()
             if (r["precision"], int(r["batch_size"])) == (config.precision, config.batch_size)]
     median = float(np.median([float(r["measure_cost_s"]) for r in rows]))
     classes: dict[str, ClassFigures | None] = {}
@@ -161,7 +163,8 @@ def build_subspace(config: Any) -> Subspace:
     return Subspace({k: f for k, f in classes.items() if f is not None}, n_cells, front, true.search_hypervolume(),
                     [int(k) for k in true.keys], median, n_warmup, lower, upper,
                     normalised_hv(front, lower, upper), config.dataset,
-                    n_networks_total=len(classes), unit=coverage.unit if coverage else CLASS_UNIT)
+                    n_networks_total=len(classes), unit=coverage.unit if coverage else CLASS_UNIT,
+                    profile=config.profile)
 
 
 def _figures(measure: Any, optimal_clock: Any, arch: Any, median_cost_s: float) -> tuple[ClassFigures | None, bool]:

@@ -128,11 +128,12 @@ def _recall_clause(methods: Sequence[str]) -> str:
 def _coverage_note(sub: Subspace) -> str:
     """What the true front is taken over: the whole space, or the profiled part of it."""
     counted = "canonical TSS classes" if sub.unit == CLASS_UNIT else f"TSS {sub.unit}"
+    name = f"recorded H200 profile `{Path(sub.profile).name}`" if sub.profile else "recorded H200 profile"
     if len(sub.classes) == sub.n_networks_total:
-        return (f"> **Whole space.** The recorded H200 profile covers all {sub.n_networks_total:,} {counted} "
+        return (f"> **Whole space.** The {name} covers all {sub.n_networks_total:,} {counted} "
                 f"({sub.n_cells:,} cells), so the **true front** is the Pareto front over every "
                 "TSS cell.")
-    return (f"> **Measured subspace only.** The recorded H200 profile covers {len(sub.classes):,} of the "
+    return (f"> **Measured subspace only.** The {name} covers {len(sub.classes):,} of the "
             f"{sub.n_networks_total:,} {counted} ({sub.n_cells:,} of 15,625 cells). Every search "
             "samples the whole TSS space, but a candidate whose network is not in the profile is skipped "
             "without cost and spends no budget. The **true front** is the Pareto front over every cell "

@@ -46,7 +46,8 @@ def run_pipeline(method: str, seed: int, budget: int, sub: Subspace, work_dir: P
     folder = work_dir / f"{method.replace('+', '_')}_seed{seed:02d}"
     if folder.exists():
         shutil.rmtree(folder)  # a run cut short earlier: start afresh rather than resume
-    config = search_config(method, seed, budget, out=str(folder), patience=patience, dataset=sub.dataset)
+    config = search_config(method, seed, budget, out=str(folder), patience=patience, dataset=sub.dataset,
+                           profile=sub.profile)
     summary = run_search(config, resume_command="python experiments/search_efficiency.py")
     with (folder / "candidates.csv").open(newline="") as fh:
         cands = sorted(csv.DictReader(fh), key=lambda r: int(r["trial_number"]))
@@ -119,12 +120,14 @@ def read_run(path: Path) -> list[dict[str, str]]:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(budget: int, patience: int | None = None, dataset: str = DATASET) -> None:
+def _init_worker(budget: int, patience: int | None = None, dataset: str = DATASET,
+                 profile: str | None = None) -> None:
     """Per process: the measured subspace (built once)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget, dataset=dataset)), budget=budget,
+    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget, dataset=dataset, profile=profile)),
+                   budget=budget,
                    patience=patience)
 
 
@@ -140,7 +143,7 @@ def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:
 
 def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path, work_dir: Path, jobs: int,
             deadline_s: float | None, patience: int | None = None,
-            dataset: str = DATASET) -> list[tuple[str, int, float, str, int]]:
+            dataset: str = DATASET, profile: str | None = None) -> list[tuple[str, int, float, str, int]]:
     """Every (method, seed) whose CSV is missing, seed-major (so a cut-off run set stays balanced
     across methods); stops starting new runs after ``deadline_s`` seconds."""
     todo = [(m, s, str(out), str(work_dir)) for s in seeds for m in methods if not run_path(out, m, s).is_file()]
@@ -151,7 +154,7 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
     t0 = time.perf_counter()
     if jobs <= 1:
         if "subspace" not in _WORKER:
-            _init_worker(budget, patience, dataset)
+            _init_worker(budget, patience, dataset, profile)
         _WORKER.update(budget=budget, patience=patience)
         for job in todo:
             if deadline_s is not None and time.perf_counter() - t0 > deadline_s:
@@ -161,7 +164,7 @@ def run_all(methods: Sequence[str], seeds: Sequence[int], budget: int, out: Path
             _log_timing(out, done[-1])
         return done
     with multiprocessing.get_context("spawn").Pool(jobs, initializer=_init_worker,
-                                                initargs=(budget, patience, dataset)) as pool:
+                                                initargs=(budget, patience, dataset, profile)) as pool:
         pending = [pool.apply_async(_do_run, (job,)) for job in todo]
         for p in pending:
             try:

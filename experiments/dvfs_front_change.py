@@ -199,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="a search-efficiency results folder holding runs/*.csv.gz, and its dataset "
                          "(repeatable; default: results/search_efficiency for cifar10 and "
                          "results/search_efficiency_cifar100 for cifar100)")
+    ap.add_argument("--profile", default=None, metavar="PATH",
+                    help="the recorded profile the runs were made on (default: the shipped one; see "
+                         "search_efficiency.py --profile)")
     ap.add_argument("--out", type=Path, default=OUT, help="output folder")
     args = ap.parse_args(argv)
 
@@ -210,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             files = sorted((folder / "runs").glob("*.csv.gz"))
             if not files:
                 raise UsageError(f"no runs/*.csv.gz in {folder}: run experiments/search_efficiency.py first")
-            config = search_config("tpe", 0, 10, dataset=dataset)
+            config = search_config("tpe", 0, 10, dataset=dataset, profile=args.profile)
             sub = build_subspace(config)
             parts = build_components(config)
             profile = parts.coverage.summary() if parts.coverage else parts.describe.get("meter", "")
@@ -227,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         _write_csv(summary, args.out / "summary.csv")
         _write_csv(true_rows, args.out / "true_front.csv")
         command = "python experiments/dvfs_front_change.py" + "".join(
-            f" --runs {d}={f}" for d, f in (args.runs or ()))
+            f" --runs {d}={f}" for d, f in (args.runs or ())) + (f" --profile {args.profile}" if args.profile else "")
         (args.out / "README.md").write_text(readme(true_rows, summary, profile, command, sensitivity))
         for r in true_rows:
             print(f"{r['dataset']} true front: {r['front_dvfs']} at optimal clocks, {r['front_default']} at the "

@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patience", type=int, default=DEFAULT_PATIENCE,
                    help="the search's stall guard: stop a run after this many candidates in a row without a new "
                         "full evaluation; 0 turns it off (default %(default)s, the search command's)")
+    p.add_argument("--profile", default=None, metavar="PATH",
+                   help="the recorded profile to replay (default: the shipped one), e.g. "
+                        "nasenergy/data/h200_tss_deployed_profile.csv.gz; give each profile its own --out")
     p.add_argument("--deadline-min", type=float, default=None, help="start no new run after this many minutes")
     p.add_argument("--summarize-only", action="store_true",
                    help="run nothing; summarize the runs already in OUT/runs for --methods and --seeds")
@@ -145,12 +148,13 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"--deadline-min must be positive, got {args.deadline_min}")
     seeds = list(range(args.seeds))
     t0 = time.perf_counter()
-    _init_worker(args.budget, args.patience, args.dataset)
+    _init_worker(args.budget, args.patience, args.dataset, args.profile)
     sub = _WORKER["subspace"]
     load_curves(args.out, methods, seeds, args.budget, sub)  # refuse runs of another subspace before adding any
     if not args.summarize_only:
         run_all(methods, seeds, args.budget, args.out, args.work_dir, args.jobs,
-                None if args.deadline_min is None else 60 * args.deadline_min, args.patience, args.dataset)
+                None if args.deadline_min is None else 60 * args.deadline_min, args.patience, args.dataset,
+                args.profile)
     curves = load_curves(args.out, methods, seeds, args.budget, sub)
     if not curves:
         raise UsageError(f"no finished runs to summarize in {args.out / 'runs'}")

@@ -228,8 +228,9 @@ def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
     assert "all 4 TSS networks (canonical class and deployed structure)" in pairs
 
 
-def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se, monkeypatch):
-    """Each network (class and deployed structure) is scored once, from its own recorded row."""
+def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
+    """Each network (class and deployed structure) is scored once, from its own recorded row of
+    the profile given (``--profile``)."""
     from shared_files import TSS_TABLES, require_shared
 
     require_shared(*TSS_TABLES)  # the search's accuracy tables
@@ -237,11 +238,12 @@ def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se, monk
     from nasenergy.search.components import build_components
     from nasenergy.search.network_key import PAIR_UNIT
 
-    as_built = recorded.default_profile
-    monkeypatch.setattr(recorded, "default_profile",
-                        lambda name: recorded.DEPLOYED_PROFILE if name == "tss" else as_built(name))
-    config = se.search_config("tpe", 0, 10)
+    config = se.search_config("tpe", 0, 10, profile=str(recorded.DEPLOYED_PROFILE))
+    assert config.profile == str(recorded.DEPLOYED_PROFILE) and config.hardware == "recorded"
     sub = se.build_subspace(config)
+    assert sub.profile == config.profile
+    assert se.search_config("tpe", 1, 10, profile=sub.profile).profile == sub.profile  # what each run is given
+    assert "`h200_tss_deployed_profile.csv.gz`" in se._coverage_note(sub)
     parts = build_components(config)
     assert (sub.unit, sub.n_networks_total) == (PAIR_UNIT, 7837)
     assert len(sub.classes) == parts.coverage.covered_classes and sub.n_cells == parts.coverage.covered_cells
