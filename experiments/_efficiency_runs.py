@@ -126,9 +126,8 @@ def _init_worker(budget: int, patience: int | None = None, dataset: str = DATASE
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    _WORKER.update(subspace=build_subspace(search_config("tpe", 0, budget, dataset=dataset, profile=profile)),
-                   budget=budget,
-                   patience=patience)
+    subspace = build_subspace(search_config("tpe", 0, budget, dataset=dataset, profile=profile))
+    _WORKER.update(subspace=subspace, budget=budget, patience=patience)
 
 
 def _do_run(job: tuple[str, int, str, str]) -> tuple[str, int, float, str, int]:

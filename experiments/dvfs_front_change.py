@@ -230,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         _write_csv(summary, args.out / "summary.csv")
         _write_csv(true_rows, args.out / "true_front.csv")
         command = "python experiments/dvfs_front_change.py" + "".join(
-            f" --runs {d}={f}" for d, f in (args.runs or ())) + (f" --profile {args.profile}" if args.profile else "")
+            f" --runs {d}={f}" for d, f in (args.runs or ()))
+        if args.profile:
+            command += f" --profile {args.profile}"
         (args.out / "README.md").write_text(readme(true_rows, summary, profile, command, sensitivity))
         for r in true_rows:
             print(f"{r['dataset']} true front: {r['front_dvfs']} at optimal clocks, {r['front_default']} at the "
