@@ -56,6 +56,11 @@ examples:
       history nor the process list; a password is never written or printed, and the run folder is
       made readable by its owner only)
 
+recorded profiles shipped (replayed by --hardware recorded, and by auto without a GPU):
+  tss  NVIDIA H200, networks as built: fp16 batch 1024 every cell; fp32 batch 256 10,305 of 15,625 cells
+  sss  none yet: without a GPU, auto measures each network on this CPU
+  others, e.g. the profile of deployed TSS networks being recorded or one of your own GPU: --profile PATH
+
 """ + EXIT_STATUS_HELP
 
 

@@ -67,3 +67,22 @@ def test_auto_hardware_becomes_recorded_with_a_profile():
     assert config.hardware == "recorded"
     assert config.study_defining()["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
     assert "profile_sha256" not in SearchConfig().study_defining()  # studies made before the flag resume
+
+
+def test_help_states_what_the_shipped_profiles_cover():
+    """The ``--help`` lines on the shipped profiles, checked against the files themselves."""
+    import re
+
+    from nasenergy.hardware.recorded import RecordedMeter, default_profile
+    from nasenergy.search.coverage import profile_coverage
+    from search_spaces import get_space
+
+    text = " ".join(cli.build_parser().format_help().split())
+    space = get_space("tss")
+    meter = RecordedMeter(space=space)
+    assert meter.network_form == "as_built" and "tss NVIDIA H200, networks as built:" in text
+    for precision, batch, _ in meter.settings:
+        cov = profile_coverage(meter, space, SearchConfig(hardware="recorded", precision=precision, batch_size=batch))
+        cells = "every cell" if cov.covered_cells == cov.total_cells else f"{cov.covered_cells:,} of {cov.total_cells:,} cells"
+        assert re.search(rf"{precision} batch {batch} {cells}", text), (precision, batch, cells)
+    assert not default_profile("sss").is_file() and "sss none yet" in text
