@@ -123,13 +123,15 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None, p
     )
 
 
-def build_subspace(config: Any) -> Subspace:
-    """Score every profiled network with the search's own parts (`build_components`: the recorded
-    meter, the modelled DVFS step and the study's network key), find the true front over every
-    cell of those networks, and the bounds of each objective over all those cells (the normalised
-    yardstick). A network's figures are measured on its first cell in official order (for a
-    profile of networks as built, the class representative the profile holds)."""
-    components = build_components(config)
+def build_subspace(config: Any, components: Any = None) -> Subspace:
+    """Score every profiled network with the search's own parts (``components``, by default
+    `build_components` of ``config``: the recorded meter, the modelled DVFS step and the study's
+    network key), find the true front over every cell of those networks, and the bounds of each
+    objective over all those cells (the normalised yardstick). A network's figures are measured on
+    its first cell in official order (for a profile of networks as built, the class representative
+    the profile holds)."""
+    if components is None:
+        components = build_components(config)
     space, oracle, measure = components.space, components.oracle, components.measure
     optimal_clock = components.optimal_clock
     rows = [r for r in RecordedMeter(config.profile, space=space).rows()

@@ -84,9 +84,9 @@ def _default_figures(sub: Subspace, key: str) -> tuple[float, float]:
     return float(m.throughput_img_per_s), float(m.energy_j_per_img)
 
 
-def true_front_change(sub: Subspace, config: Any) -> FrontChange:
-    """Over every cell of the measured space with every accuracy the benchmark can return."""
-    parts = build_components(config)
+def true_front_change(sub: Subspace, parts: Any) -> FrontChange:
+    """Over every cell of the measured space with every accuracy the benchmark can return
+    (``parts``: the search's components the subspace was built with)."""
     keys, dvfs, default = [], [], []
     for i in range(parts.space.size):
         arch = parts.space.arch_at(i)
@@ -214,11 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             if not files:
                 raise UsageError(f"no runs/*.csv.gz in {folder}: run experiments/search_efficiency.py first")
             config = search_config("tpe", 0, 10, dataset=dataset, profile=args.profile)
-            sub = build_subspace(config)
             parts = build_components(config)
+            sub = build_subspace(config, parts)
             profile = parts.coverage.summary() if parts.coverage else parts.describe.get("meter", "")
             sensitivity = sensitivity_source(sub)
-            true_rows.append({"dataset": dataset, **true_front_change(sub, config).as_row()})
+            true_rows.append({"dataset": dataset, **true_front_change(sub, parts).as_row()})
             for path in files:
                 rows = read_run(path)
                 change = run_front_change(rows, sub)

@@ -48,7 +48,7 @@ from nasenergy.measurement import Measurement
 from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
-from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage
+from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage, profile_covers
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
 from nasenergy.dvfs import (
     ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
@@ -386,18 +386,5 @@ def build_components(config: SearchConfig) -> Components:
         describe=describe,
         coverage=coverage,
         network_key=network_key,
-        covers=_profile_covers(meter, config) if coverage is not None and not coverage.complete else None,
+        covers=profile_covers(meter, config) if coverage is not None and not coverage.complete else None,
     )
-
-
-def _profile_covers(meter: Meter | ArchMeter, config: SearchConfig) -> Callable[[Arch], bool] | None:
-    """Whether a recorded profile holds an architecture at the run's setting (``None`` for a
-    profile that cannot say)."""
-    covers = getattr(meter, "covers", None)
-    if covers is None:
-        return None
-
-    def covered(arch: Arch) -> bool:
-        return bool(covers(arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset))
-
-    return covered

@@ -311,7 +311,7 @@ def profile_digest(path: str) -> str:
     Raises:
         DataNotFoundError: the file cannot be read.
     """
-    p = Path(path).expanduser()
+    p = Path(path)  # as given, like the recorded meter that reads it
     try:
         st = p.stat()
     except OSError:

@@ -14,7 +14,7 @@ cap grows in proportion to the share of cells the profile cannot answer.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.coverage import CELL_UNIT, CLASS_UNIT, Coverage
@@ -42,7 +42,7 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
 
     key_of = network_key or network_key_fn(space, "as_built")
     shape = shape_to_str(space.input_shape(config.dataset))
-    covers = getattr(meter, "covers", None)
+    covers = profile_covers(meter, config)
     if covers is None:  # a profile keyed by canonical class alone
         recorded = {
             r["canonical_arch"]
@@ -50,7 +50,7 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
             if r["precision"] == config.precision and int(r["batch_size"]) == config.batch_size and r["input_shape"] == shape
         }
 
-        def covers(arch: Arch, **_: Any) -> bool:
+        def covers(arch: Arch) -> bool:
             return str(space.canonical(arch)) in recorded
 
     networks: set[str] = set()
@@ -59,7 +59,7 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
     for arch in space.enumerate():
         key = key_of(arch)
         networks.add(key)
-        if covers(arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset):
+        if covers(arch):
             covered.add(key)
             cells += 1
     path = getattr(meter, "path", None)
@@ -74,6 +74,19 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         total_cells=int(space.size),
         unit=CELL_UNIT if len(networks) == int(space.size) else str(getattr(key_of, "unit", CLASS_UNIT)),
     )
+
+
+def profile_covers(meter: Meter | ArchMeter, config: SearchConfig) -> Callable[[Arch], bool] | None:
+    """Whether ``meter``'s recorded profile holds an architecture at ``config``'s setting, as a
+    one-argument test (``None`` for a meter that cannot say)."""
+    covers = getattr(meter, "covers", None)
+    if covers is None:
+        return None
+
+    def covered(arch: Arch) -> bool:
+        return bool(covers(arch, precision=config.precision, batch_size=config.batch_size, dataset=config.dataset))
+
+    return covered
 
 
 def check_budget_reachable(config: SearchConfig, coverage: Coverage | None) -> None:
