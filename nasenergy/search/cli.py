@@ -57,9 +57,10 @@ examples:
       made readable by its owner only)
 
 recorded profiles shipped (replayed by --hardware recorded, and by auto without a GPU):
-  tss  NVIDIA H200, networks as built: fp16 batch 1024 every cell; fp32 batch 256 10,305 of 15,625 cells
+  tss  NVIDIA H200, deployed networks: fp16 batch 1024 X of 15,625 cells; fp32 batch 256 X of 15,625 cells
   sss  none yet: without a GPU, auto measures each network on this CPU
-  others, e.g. the profile of deployed TSS networks being recorded or one of your own GPU: --profile PATH
+  others, e.g. the earlier TSS profile of the networks as built (nasenergy/data/h200_tss_profile.csv.gz)
+  or one of your own GPU: --profile PATH
 
 """ + EXIT_STATUS_HELP
 

@@ -1,18 +1,26 @@
-"""The recorded H200 profile shipped in `nasenergy/data`: every TSS cell is answered through its
-canonical form, and the data README states the coverage the file really has."""
+"""The recorded H200 profiles shipped in `nasenergy/data`: the default (deployed networks) answers
+every cell of a recorded deployed class, at both settings, with that class's one row, and refuses
+the others; the data README states the coverage the file really has; the as-built profile stays
+beside it."""
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 import pytest
 
-from nasenergy.hardware.recorded import DEFAULT_PROFILE, NotRecordedError, RecordedMeter
+from nasenergy.hardware.recorded import (
+    AS_BUILT_PROFILE,
+    DEFAULT_PROFILE,
+    NotRecordedError,
+    RecordedMeter,
+    default_profile,
+    read_profile,
+)
 
 search_spaces = pytest.importorskip("search_spaces")
 
-N_CLASSES = 6466
+SETTINGS = (("fp16", 1024), ("fp32", 256))
 
 
 @pytest.fixture(scope="module")
@@ -23,68 +31,67 @@ def shipped():
     return RecordedMeter(space=space), space
 
 
-def _classes(meter: RecordedMeter, precision: str) -> set[str]:
-    return {r["canonical_arch"] for r in meter.rows() if r["precision"] == precision}
+def _recorded_keys(meter: RecordedMeter, space, precision: str) -> set[str]:
+    return {space.deployed_key(r["canonical_arch"]) for r in meter.rows() if r["precision"] == precision}
 
 
-def test_every_cell_is_answered_at_fp16_through_its_canonical_form(shipped):
-    meter, space = shipped
-    assert len(_classes(meter, "fp16")) == N_CLASSES
-    by_class: dict[str, tuple[float, float]] = {}
-    for arch in space.enumerate():
-        m = meter.measure_arch(arch, precision="fp16", batch_size=1024)
-        assert m.source == "recorded" and m.precision == "fp16" and m.batch_size == 1024
-        assert m.throughput_img_per_s > 0 and m.energy_j_per_img > 0 and 0 < m.utilization < 1
-        figures = (m.throughput_img_per_s, m.energy_j_per_img)
-        # All members of a class replay the one row of their canonical form.
-        assert by_class.setdefault(str(space.canonical(arch)), figures) == figures
-    assert len(by_class) == N_CLASSES
-
-
-def test_fp32_rows_answer_exactly_the_cells_of_their_classes(shipped):
-    meter, space = shipped
-    fp32 = _classes(meter, "fp32")
-    answered = 0
-    for arch in space.enumerate():
-        if str(space.canonical(arch)) in fp32:
-            assert meter.measure_arch(arch, precision="fp32", batch_size=256).precision == "fp32"
-            answered += 1
-        else:
-            with pytest.raises(NotRecordedError):
-                meter.measure_arch(arch, precision="fp32", batch_size=256)
-    assert len(fp32) == 0 or answered >= len(fp32)
-
-
-def test_one_row_per_class_and_setting(shipped):
+def test_the_default_tss_profile_is_the_deployed_one(shipped):
     meter, _ = shipped
-    keys = Counter((r["canonical_arch"], r["precision"], r["batch_size"]) for r in meter.rows())
-    assert set(keys.values()) == {1}
-    assert {(r["precision"], r["batch_size"]) for r in meter.rows()} <= {("fp16", "1024"), ("fp32", "256")}
+    assert default_profile("tss") == DEFAULT_PROFILE and meter.path == DEFAULT_PROFILE
+    assert meter.network_form == "deployed"
+    assert {(p, b) for p, b, _ in meter.settings} == set(SETTINGS)
+
+
+@pytest.mark.parametrize("precision,batch_size", SETTINGS)
+def test_every_cell_of_a_recorded_class_replays_its_class_row_and_no_other(shipped, precision, batch_size):
+    meter, space = shipped
+    recorded = _recorded_keys(meter, space, precision)
+    by_key: dict[str, tuple[float, float, int]] = {}
+    refused = 0
+    for arch in space.enumerate():
+        key = space.deployed_key(arch)
+        if key not in recorded:
+            with pytest.raises(NotRecordedError):
+                meter.measure_arch(arch, precision=precision, batch_size=batch_size)
+            refused += 1
+            continue
+        m = meter.measure_arch(arch, precision=precision, batch_size=batch_size)
+        assert m.source == "recorded" and (m.precision, m.batch_size) == (precision, batch_size)
+        assert m.network_form == "deployed" and 0 < m.utilization < 1
+        assert m.params_official == space.count(arch).params  # the cell's own as-built count
+        figures = (m.throughput_img_per_s, m.energy_j_per_img, m.params)
+        assert by_key.setdefault(key, figures) == figures  # one row for every member
+    assert set(by_key) == recorded and refused + sum(
+        1 for a in space.enumerate() if space.deployed_key(a) in recorded) == space.size
 
 
 def test_the_data_readme_states_the_real_coverage(shipped):
     meter, space = shipped
     text = (DEFAULT_PROFILE.parent / "README.md").read_text()
-    fp32 = _classes(meter, "fp32")
-    cells = sum(str(space.canonical(a)) in fp32 for a in space.enumerate())
-    stated = re.search(r"\*\*fp32, batch 256: ([\d,]+) of the 6,466 classes, covering ([\d,]+) of the 15,625", text)
-    assert stated, "the data README no longer states the fp32 coverage"
-    assert [int(g.replace(",", "")) for g in stated.groups()] == [len(fp32), cells]
-    assert "**fp16, batch 1024: all 6,466 canonical classes**" in text
+    n_classes = len(list(space.deployed_classes()))
+    fp16, fp32 = (_recorded_keys(meter, space, p) for p, _ in SETTINGS)
+    stated = re.search(r"\*\*Coverage: ([\d,]+) of ([\d,]+) deployed classes \(each at fp16 and fp32; ([\d,]+) rows\)\*\*",
+                       text)
+    assert stated, "the data README no longer states the deployed profile's coverage"
+    assert [int(g.replace(",", "")) for g in stated.groups()] == [len(fp16), n_classes, len(list(meter.rows()))]
+    assert fp16 == fp32  # every recorded class at both settings
 
 
-def test_the_as_built_profile_labels_whose_figures_it_replays(shipped):
+def test_the_as_built_profile_labels_whose_figures_it_replays():
     # arch 14174's class representative (2676) has fewer params as built than 14174 itself: the row is
     # the representative's, and the measurement says so next to the arch's own official counts
-    meter, space = shipped
+    space = search_spaces.get_space("tss")
+    meter = RecordedMeter(AS_BUILT_PROFILE, space=space)
     m = meter.measure_arch(space.arch_at(14174), precision="fp16", batch_size=1024)
     assert m.network_form == "as_built"
     assert m.params == space.count(space.canonical(space.arch_at(14174))).params == 587_386
     assert m.params_official == space.count(space.arch_at(14174)).params == 830_426
+    classes = {r["canonical_arch"] for r in read_profile(AS_BUILT_PROFILE) if r["precision"] == "fp16"}
+    assert len(classes) == 6466  # every NAS-Bench-201 class at fp16
 
 
 def test_the_shipped_profiles_stay_under_2_mib_in_all():
     files = sorted(DEFAULT_PROFILE.parent.glob("h200_*profile*.csv.gz"))
-    assert DEFAULT_PROFILE in files
+    assert DEFAULT_PROFILE in files and AS_BUILT_PROFILE in files
     total = sum(p.stat().st_size for p in files)
     assert total < 2 * 1024 * 1024, {p.name: p.stat().st_size for p in files}

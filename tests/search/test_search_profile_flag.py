@@ -80,7 +80,7 @@ def test_help_states_what_the_shipped_profiles_cover():
     text = " ".join(cli.build_parser().format_help().split())
     space = get_space("tss")
     meter = RecordedMeter(space=space)
-    assert meter.network_form == "as_built" and "tss NVIDIA H200, networks as built:" in text
+    assert meter.network_form == "deployed" and "tss NVIDIA H200, deployed networks:" in text
     for precision, batch, _ in meter.settings:
         cov = profile_coverage(meter, space, SearchConfig(hardware="recorded", precision=precision, batch_size=batch))
         cells = "every cell" if cov.covered_cells == cov.total_cells else f"{cov.covered_cells:,} of {cov.total_cells:,} cells"
