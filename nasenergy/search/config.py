@@ -291,9 +291,25 @@ class SearchConfig:
         defining = {k: d[k] for k in STUDY_DEFINING}
         if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
             defining["search_metric"] = self.search_metric
-        if self.profile is not None:  # the same figures on every worker, wherever the file lies
-            defining["profile_sha256"] = profile_digest(self.profile)
+        replayed = self.replayed_profile()
+        if replayed is not None:  # the same figures on every worker and on resuming, wherever the file lies
+            defining["profile_sha256"] = profile_digest(replayed)
         return defining
+
+    def replayed_profile(self) -> str | None:
+        """The recorded profile this run replays: ``profile`` when given, else the shipped profile
+        of the space where the hardware is (or ``auto`` resolves to) ``recorded``; ``None`` for a
+        run that measures. A study records its content, so that a run never resumes with other
+        figures than it started with (e.g. after the shipped profile grew)."""
+        if self.profile is not None:
+            return self.profile
+        from nasenergy.hardware.recorded import default_profile
+        from nasenergy.hardware.select import resolve_hardware
+
+        if resolve_hardware(self.hardware, announce=None, space_name=self.space) != "recorded":
+            return None
+        shipped = default_profile(self.space)
+        return str(shipped) if shipped.is_file() else None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "SearchConfig":

@@ -66,7 +66,30 @@ def test_auto_hardware_becomes_recorded_with_a_profile():
     config = SearchConfig(profile=str(DEPLOYED_PROFILE)).validate()
     assert config.hardware == "recorded"
     assert config.study_defining()["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
-    assert "profile_sha256" not in SearchConfig().study_defining()  # studies made before the flag resume
+    # Without --profile the shipped profile's content defines the study where it is replayed ...
+    if SearchConfig().replayed_profile() is not None:  # no GPU here: auto replays the shipped profile
+        assert SearchConfig().study_defining()["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
+    assert SearchConfig(hardware="recorded").study_defining()["profile_sha256"] == profile_digest(str(DEPLOYED_PROFILE))
+    # ... and a run that measures has none
+    assert "profile_sha256" not in SearchConfig(hardware="cpu", precision="fp32", batch_size=256).study_defining()
+
+
+def test_a_study_never_resumes_on_another_shipped_profile(tmp_path, monkeypatch, capsys):
+    """A study made while the shipped profile held other figures (an older version) is refused."""
+    from nasenergy.hardware import recorded
+
+    older = tmp_path / "older.csv.gz"
+    with gzip.open(DEPLOYED_PROFILE, "rt", newline="") as fh:
+        lines = fh.readlines()
+    with gzip.open(older, "wt", newline="") as fh:
+        fh.writelines(lines[:-1])
+    monkeypatch.setattr(recorded, "DEFAULT_PROFILE", older)
+    assert _main(tmp_path, "--hardware", "recorded", "--study-name", "s", "--budget", "4") == 0
+    monkeypatch.setattr(recorded, "DEFAULT_PROFILE", DEPLOYED_PROFILE)
+    capsys.readouterr()
+    assert _main(tmp_path, "--hardware", "recorded", "--study-name", "s", "--budget", "4") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "profile_sha256" in err[0], err
 
 
 def test_help_states_what_the_shipped_profiles_cover():
