@@ -172,10 +172,10 @@ def test_recall_variants_set_the_filter_target_recall(se, tmp_path, monkeypatch)
     monkeypatch.setenv("NASENERGY_SHARED_DATA", str(tmp_path))
 
     assert se.search_config("tpe+dominance@0.5", 0, 10).target_recall == 0.5
-    assert se.search_config("tpe+dominance@0.95", 0, 10).filter == "dominance"
-    assert se.search_config("tpe+dominance@0.95", 0, 10).target_recall == 0.95
+    assert se.search_config("tpe+dominance@0.8", 0, 10).filter == "dominance"
+    assert se.search_config("tpe+dominance@0.8", 0, 10).target_recall == 0.8
     default = se.search_config("tpe+dominance", 0, 10).target_recall
-    assert default == DEFAULT_TARGET_RECALL["dominance"] and default not in (0.5, 0.95)
+    assert default == DEFAULT_TARGET_RECALL["dominance"] and default not in (0.5, 0.8)
     assert se.search_config("tpe+threshold", 0, 10).target_recall == DEFAULT_TARGET_RECALL["threshold"]
     assert set(se.DEFAULT_METHODS) < set(se.METHODS)
 

@@ -83,10 +83,10 @@ def filter_kind(mode: str) -> FilterKind:
     return FILTERS.get(mode)
 
 
-# The dominance filter's 0.8 and the threshold filter's 0.95: see
+# The dominance filter's 0.95 and the threshold filter's 0.95: see
 # `nasenergy.search.config.DEFAULT_TARGET_RECALL` for the study behind them.
 register_filter(FilterKind("dominance", "nasenergy.filter.dominance:DominanceFilter", search_options=SEARCH_OPTIONS,
-                           default_target_recall=0.8))
+                           default_target_recall=0.95))
 register_filter(FilterKind("threshold", "nasenergy.filter.threshold:ThresholdFilter", default_target_recall=0.95))
 register_filter(FilterKind("none", "nasenergy.filter.base:PassThroughFilter", search_options=(),
                            default_target_recall=0.95, needs_accuracy=False))

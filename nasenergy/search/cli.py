@@ -57,7 +57,8 @@ examples:
       made readable by its owner only)
 
 recorded profiles shipped (replayed by --hardware recorded, and by auto without a GPU):
-  tss  NVIDIA H200, deployed networks: fp16 batch 1024 X of 15,625 cells; fp32 batch 256 X of 15,625 cells
+  tss  NVIDIA H200, deployed networks: fp16 batch 1024 15,378 of 15,625 cells;
+       fp32 batch 256 15,378 of 15,625 cells (5,795 of 6,040 deployed networks measured so far)
   sss  none yet: without a GPU, auto measures each network on this CPU
   others, e.g. the earlier TSS profile of the networks as built (nasenergy/data/h200_tss_profile.csv.gz)
   or one of your own GPU: --profile PATH
@@ -152,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "in the run folder); its password is masked in every file and message")
     run.add_argument("--study-name", default=None,
                      help="Optuna study name (default: the settings that define the study, e.g. "
-                          "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0)")
+                          "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0)")
     run.add_argument("--out", metavar="DIR", default=None, help="run folder (default runs/<study-name>)")
     run.add_argument("--workers", type=_positive_int, default=_DEFAULTS.workers,
                      help="worker processes this command starts, one GPU each where GPUs are visible "

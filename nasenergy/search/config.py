@@ -19,7 +19,9 @@ from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.filter.registry import FILTERS
+from nasenergy.hardware.recorded import default_profile
 from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
 from nasenergy.oracles.lookup import ESTIMATE_MODES
@@ -184,7 +186,7 @@ class SearchConfig:
     @property
     def default_study_name(self) -> str:
         """A name made of the settings that define the study (`STUDY_DEFINING`), the sampler and the
-        seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0``: runs
+        seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0``: runs
         that differ in any of them never share a default study (or run folder)."""
         objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in self.objectives)
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
@@ -303,9 +305,6 @@ class SearchConfig:
         figures than it started with (e.g. after the shipped profile grew)."""
         if self.profile is not None:
             return self.profile
-        from nasenergy.hardware.recorded import default_profile
-        from nasenergy.hardware.select import resolve_hardware
-
         if resolve_hardware(self.hardware, announce=None, space_name=self.space) != "recorded":
             return None
         shipped = default_profile(self.space)

@@ -12,7 +12,7 @@ from nasenergy.search.config import SearchConfig, parse_objectives
 
 def test_defaults_are_valid_and_derive_names():
     cfg = SearchConfig().validate()
-    assert cfg.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.8-dvfs.auto-tpe-seed0"
+    assert cfg.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
     assert str(cfg.out_dir) == f"runs/{cfg.resolved_study_name}"
     assert cfg.candidate_cap == 50 * cfg.budget
     assert cfg.objectives == ("accuracy", "throughput", "energy")
@@ -93,11 +93,11 @@ def test_round_trip_keeps_the_study_defining_fields():
 def test_target_recall_defaults_per_filter_and_is_stored_resolved():
     from nasenergy.search.config import DEFAULT_TARGET_RECALL
 
-    assert SearchConfig(filter="dominance").target_recall == DEFAULT_TARGET_RECALL["dominance"] == 0.8
+    assert SearchConfig(filter="dominance").target_recall == DEFAULT_TARGET_RECALL["dominance"] == 0.95
     assert SearchConfig(filter="threshold").target_recall == DEFAULT_TARGET_RECALL["threshold"] == 0.95
     assert SearchConfig(filter="dominance", target_recall=0.5).target_recall == 0.5
-    assert SearchConfig().to_dict()["target_recall"] == 0.8
-    assert SearchConfig().study_defining()["target_recall"] == 0.8
+    assert SearchConfig().to_dict()["target_recall"] == 0.95
+    assert SearchConfig().study_defining()["target_recall"] == 0.95
 
 
 def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_changed():

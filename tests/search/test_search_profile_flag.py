@@ -108,4 +108,11 @@ def test_help_states_what_the_shipped_profiles_cover():
         cov = profile_coverage(meter, space, SearchConfig(hardware="recorded", precision=precision, batch_size=batch))
         cells = "every cell" if cov.covered_cells == cov.total_cells else f"{cov.covered_cells:,} of {cov.total_cells:,} cells"
         assert re.search(rf"{precision} batch {batch} {cells}", text), (precision, batch, cells)
+    measured = {space.deployed_key(r["canonical_arch"]) for r in meter.rows()}
+    stated = re.search(r"\(([\d,]+) of ([\d,]+) deployed networks measured so far\)", text)
+    if len(measured) < len(list(space.deployed_classes())):
+        assert stated and [int(g.replace(",", "")) for g in stated.groups()] == [
+            len(measured), len(list(space.deployed_classes()))]
+    else:
+        assert stated is None
     assert not default_profile("sss").is_file() and "sss none yet" in text
