@@ -9,7 +9,7 @@ recorded measurements; every other clock is modelled.
 
 Writes ``results/dvfs_h200_savings/{per_cell.csv.gz, summary.csv, README.md, savings_hist.png}``.
 
-    python experiments/dvfs_h200_savings.py [--profile nasenergy/data/h200_tss_profile.csv.gz]
+    python experiments/dvfs_h200_savings.py [--profile nasenergy/data/h200_tss_deployed_profile.csv.gz]
 """
 
 from __future__ import annotations
