@@ -83,8 +83,8 @@ def filter_kind(mode: str) -> FilterKind:
     return FILTERS.get(mode)
 
 
-# The dominance filter's 0.95 and the threshold filter's 0.95: see
-# `nasenergy.search.config.DEFAULT_TARGET_RECALL` for the study behind them.
+# Both filters default to a target recall of 0.95: see `nasenergy.search.config.default_target_recall`
+# for the study behind it.
 register_filter(FilterKind("dominance", "nasenergy.filter.dominance:DominanceFilter", search_options=SEARCH_OPTIONS,
                            default_target_recall=0.95))
 register_filter(FilterKind("threshold", "nasenergy.filter.threshold:ThresholdFilter", default_target_recall=0.95))
