@@ -57,6 +57,18 @@ def test_a_long_front_is_cut_to_a_few_rows():
     assert front_table([], objectives_for(["accuracy"])) == []
 
 
+def test_front_members_of_one_network_with_the_same_figures_share_a_row():
+    same = {"accuracy_pct": 83.0, "throughput_img_per_s": 2.7e5, "energy_j_per_img": 1e-3, "measured_network": "n"}
+    rows = [{"trial_number": 14, "arch_index": 2952, **same}, {"trial_number": 63, "arch_index": 8008, **same},
+            {"trial_number": 70, "arch_index": 2136, **same},
+            {**same, "trial_number": 9, "arch_index": 7, "accuracy_pct": 84.0},  # another point
+            {**same, "trial_number": 5, "arch_index": 8, "measured_network": "m"}]  # another network
+    lines = front_table(rows, objectives_for(["accuracy", "throughput", "energy"]), max_rows=2)
+    assert [line.split()[:3] for line in lines[1:3]] == [["9", "7", "84.00"], ["14", "2952", "+2"]]
+    assert lines[3] == "+2 with arch 2952: cells 8008, 2136 deploy to the same network with the same figures"
+    assert lines[4] == "... and 1 more in pareto_front.csv"
+
+
 @pytest.mark.parametrize("installed", [True, False])
 def test_the_dashboard_hint_names_the_extra_when_it_is_missing(installed, tmp_path, fake_env, capsys, monkeypatch):
     monkeypatch.setattr(dashboard, "dashboard_importable", lambda: installed)
