@@ -277,8 +277,9 @@ class SearchConfig:
         d["objectives"] = list(self.objectives)
         d["study_name"] = self.resolved_study_name
         d["out"] = str(self.out_dir)
-        if self.profile is not None:
-            d["profile_sha256"] = profile_digest(self.profile)
+        replayed = self.replayed_profile()
+        if replayed is not None:  # the content of the figures replayed, given or shipped
+            d["profile_sha256"] = profile_digest(replayed)
         return d
 
     def public_dict(self) -> dict[str, Any]:
@@ -293,9 +294,8 @@ class SearchConfig:
         defining = {k: d[k] for k in STUDY_DEFINING}
         if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
             defining["search_metric"] = self.search_metric
-        replayed = self.replayed_profile()
-        if replayed is not None:  # the same figures on every worker and on resuming, wherever the file lies
-            defining["profile_sha256"] = profile_digest(replayed)
+        if "profile_sha256" in d:  # the same figures on every worker and on resuming, wherever the file lies
+            defining["profile_sha256"] = d["profile_sha256"]
         return defining
 
     def replayed_profile(self) -> str | None:

@@ -85,6 +85,8 @@ def test_a_study_never_resumes_on_another_shipped_profile(tmp_path, monkeypatch,
         fh.writelines(lines[:-1])
     monkeypatch.setattr(recorded, "DEFAULT_PROFILE", older)
     assert _main(tmp_path, "--hardware", "recorded", "--study-name", "s", "--budget", "4") == 0
+    stored = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert stored["profile_sha256"] == profile_digest(str(older))  # config.json names the content replayed
     monkeypatch.setattr(recorded, "DEFAULT_PROFILE", DEPLOYED_PROFILE)
     capsys.readouterr()
     assert _main(tmp_path, "--hardware", "recorded", "--study-name", "s", "--budget", "4") == 2
