@@ -59,10 +59,10 @@ class Coverage:
 
     def summary(self) -> str:
         """One clause, e.g. ``the recorded profile ... covers 1,527 of 6,466 canonical tss classes ...``."""
+        cells = "" if self.unit == CELL_UNIT else f" ({self.covered_cells:,} of {self.total_cells:,} cells)"
         return (
             f"the recorded profile {self.profile} ({self.device_name}) covers {self.covered_classes:,} of "
-            f"{self.total_classes:,} {self._counted} ({self.covered_cells:,} of "
-            f"{self.total_cells:,} cells) at {self.setting}"
+            f"{self.total_classes:,} {self._counted}{cells} at {self.setting}"
         )
 
     @property

@@ -57,9 +57,9 @@ examples:
       made readable by its owner only)
 
 recorded profiles shipped (replayed by --hardware recorded, and by auto without a GPU):
-  tss  NVIDIA H200, deployed networks: fp16 batch 1024 15,378 of 15,625 cells;
-       fp32 batch 256 15,378 of 15,625 cells (5,795 of 6,040 deployed networks measured so far)
-  sss  none yet: without a GPU, auto measures each network on this CPU
+  tss  NVIDIA H200, deployed networks: fp16 batch 1024 every cell; fp32 batch 256 every cell
+  sss  NVIDIA H200, deployed networks: fp16 batch 1024 1,761 of 32,768 configurations (a seeded
+       uniform sample; a search keeps to them); other settings are measured on a GPU or this CPU
   others, e.g. the earlier TSS profile of the networks as built (nasenergy/data/h200_tss_profile.csv.gz)
   or one of your own GPU: --profile PATH
 

@@ -95,3 +95,22 @@ def test_the_shipped_profiles_stay_under_2_mib_in_all():
     assert DEFAULT_PROFILE in files and AS_BUILT_PROFILE in files
     total = sum(p.stat().st_size for p in files)
     assert total < 2 * 1024 * 1024, {p.name: p.stat().st_size for p in files}
+
+
+def test_the_sss_profile_is_a_seeded_sample_of_deployed_networks_as_the_readme_states():
+    space = search_spaces.get_space("sss")
+    meter = RecordedMeter(default_profile("sss"), space=space)
+    rows = list(meter.rows())
+    configs = {r["canonical_arch"] for r in rows}
+    assert meter.network_form == "deployed" and len(configs) == len(rows)  # one row per configuration
+    assert {(r["precision"], int(r["batch_size"])) for r in rows} == {("fp16", 1024)}
+    text = (DEFAULT_PROFILE.parent / "README.md").read_text()
+    stated = re.search(r"\*\*SSS coverage: ([\d,]+) of ([\d,]+) configurations \(fp16, batch 1024\)\*\*", text)
+    assert stated, "the data README no longer states the SSS profile's coverage"
+    assert [int(g.replace(",", "")) for g in stated.groups()] == [len(rows), space.size]
+    arch = space.arch_at(int(rows[0]["arch_index"]))
+    m = meter.measure_arch(arch, batch_size=1024, precision="fp16")
+    assert m.throughput_img_per_s == float(rows[0]["throughput_img_per_s"])
+    missing = next(a for a in space.enumerate() if str(a) not in configs)
+    with pytest.raises(NotRecordedError):
+        meter.measure_arch(missing, batch_size=1024, precision="fp16")

@@ -4,6 +4,7 @@ and the run says how much of the space it covered."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import pytest
@@ -170,3 +171,19 @@ def test_a_partial_sss_profile_steers_tpe_to_its_configurations(tmp_path, monkey
     assert summary.outcomes["not_recorded"] <= 20  # a uniform proposal would miss ~99 % of the time
     report = (tmp_path / "run" / "report.md").read_text()
     assert "covers 300 of 32,768 sss configurations (each its own network)" in report
+
+
+def test_the_main_job_runs_on_the_shipped_sss_profile(tmp_path, capsys):
+    """``python -m nasenergy.search --space sss --budget 50`` without a GPU replays the shipped SSS
+    sample, spends its whole budget and states the coverage."""
+    from nasenergy.hardware.recorded import default_profile
+    from nasenergy.search import cli
+
+    assert default_profile("sss").is_file()
+    code = cli.main(["--space", "sss", "--budget", "50", "--out", str(tmp_path / "run"), "--quiet"])
+    assert code == 0
+    rows = load_run(tmp_path / "run").rows
+    assert sum(r["outcome"] == "evaluated" for r in rows) == 50
+    assert {r["measure_source"] for r in rows if r["outcome"] == "evaluated"} == {"recorded"}
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert re.search(r"covers [\d,]+ of 32,768 sss configurations \(each its own network\) at fp16", report)

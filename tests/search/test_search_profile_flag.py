@@ -117,4 +117,9 @@ def test_help_states_what_the_shipped_profiles_cover():
             len(measured), len(list(space.deployed_classes()))]
     else:
         assert stated is None
-    assert not default_profile("sss").is_file() and "sss none yet" in text
+    sss = get_space("sss")
+    sss_meter = RecordedMeter(default_profile("sss"), space=sss)
+    assert sss_meter.network_form == "deployed" and "sss NVIDIA H200, deployed networks:" in text
+    assert [(p, b) for p, b, _ in sss_meter.settings] == [("fp16", 1024)]
+    cov = profile_coverage(sss_meter, sss, SearchConfig(space="sss", hardware="recorded"))
+    assert f"fp16 batch 1024 {cov.covered_cells:,} of {sss.size:,} configurations" in text
