@@ -24,6 +24,10 @@ Subcommands:
     Idempotent: rows already in the profile win; a class measured twice in the chunks keeps its
     earliest row; the output is sorted and byte-for-byte reproducible.
 
+``compare``
+    The agreement of two chunk or profile CSVs on the networks and settings both hold (e.g. a
+    later call that measured networks again), written as ``remeasure`` writes it.
+
 ``remeasure``
     Re-measures N random classes of the profile and reports the relative differences of
     throughput and energy per image to ``--out`` (default ``results/profile_agreement``).
@@ -352,35 +356,71 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
         fmt = old.memory_format or "channels_last"
         new = meter.measure(model, space.input_shape("cifar10"), batch_size=old.batch_size,
                             precision=old.precision, channels_last=fmt == "channels_last")
-        out_rows.append({
-            "canonical_arch": str(arch), "throughput_old": old.throughput_img_per_s,
-            "throughput_new": new.throughput_img_per_s,
-            "throughput_rel_diff": new.throughput_img_per_s / old.throughput_img_per_s - 1,
-            "energy_old": old.energy_j_per_img, "energy_new": new.energy_j_per_img,
-            "energy_rel_diff": (new.energy_j_per_img / old.energy_j_per_img - 1
-                                if old.energy_j_per_img and new.energy_j_per_img else ""),
-            "measured_old": rows[i]["measured_at"], "measured_new": _utc_now(),
-            "gpu_uuid_old": rows[i]["gpu_uuid"], "gpu_uuid_new": _run_columns(meter)["gpu_uuid"],
-        })
+        out_rows.append(agreement_row(
+            str(arch), old.throughput_img_per_s, new.throughput_img_per_s, old.energy_j_per_img,
+            new.energy_j_per_img, (rows[i]["measured_at"], _utc_now()),
+            (rows[i]["gpu_uuid"], _run_columns(meter)["gpu_uuid"])))
     meter.close()
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "agreement.csv", "w", newline="") as f:
+    return write_agreement(
+        args.out, out_rows,
+        f"{len(out_rows)} random classes of `{args.profile.name}` re-measured on "
+        f"{meter.device_name} (driver {meter.driver_version}, torch {torch.__version__}) "
+        f"at {_utc_now()}")
+
+
+def agreement_row(arch: str, throughput_old: float, throughput_new: float, energy_old: float | None,
+                  energy_new: float | None, measured: tuple[str, str], gpu_uuid: tuple[str, str]) -> dict[str, Any]:
+    """One row of an agreement table: a network's earlier and later figures and their relative
+    differences (later / earlier - 1)."""
+    return {
+        "canonical_arch": arch, "throughput_old": throughput_old, "throughput_new": throughput_new,
+        "throughput_rel_diff": throughput_new / throughput_old - 1,
+        "energy_old": energy_old, "energy_new": energy_new,
+        "energy_rel_diff": energy_new / energy_old - 1 if energy_old and energy_new else "",
+        "measured_old": measured[0], "measured_new": measured[1],
+        "gpu_uuid_old": gpu_uuid[0], "gpu_uuid_new": gpu_uuid[1],
+    }
+
+
+def write_agreement(out: Path, out_rows: list[dict[str, Any]], what: str) -> int:
+    """Writes ``agreement.csv`` and a ``README.md`` with the median and worst differences."""
+    if not out_rows:
+        print("error: no network is in both measurements", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "agreement.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(out_rows[0]), lineterminator="\n")
         w.writeheader()
         w.writerows(out_rows)
     lines = ["# Profile agreement", "",
-             f"{len(out_rows)} random classes of `{args.profile.name}` re-measured on "
-             f"{meter.device_name} (driver {meter.driver_version}, torch {torch.__version__}) "
-             f"at {_utc_now()}; relative difference = new / recorded - 1. All figures measured.", "",
+             f"{what}; relative difference = new / recorded - 1. All figures measured.", "",
              "| quantity | median abs. rel. diff | worst abs. rel. diff |", "|---|---|---|"]
     for q in ("throughput", "energy"):
         d = [abs(float(r[f"{q}_rel_diff"])) for r in out_rows if r[f"{q}_rel_diff"] != ""]
         if d:
             lines.append(f"| {q} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % |")
     lines.append("")
-    (args.out / "README.md").write_text("\n".join(lines))
+    (out / "README.md").write_text("\n".join(lines))
     print("\n".join(lines))
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Agreement of two measurements (chunk or profile CSVs) of the same networks, row for row
+    on the networks and settings both hold."""
+    earlier = {(r["canonical_arch"], r["precision"], r["batch_size"]): r for r in complete_rows(args.earlier)}
+    out_rows = []
+    for r in complete_rows(args.later):
+        e = earlier.get((r["canonical_arch"], r["precision"], r["batch_size"]))
+        if e is None:
+            continue
+        out_rows.append(agreement_row(
+            r["canonical_arch"], float(e["throughput_img_per_s"]), float(r["throughput_img_per_s"]),
+            float(e["energy_j_per_img"]) if e["energy_j_per_img"] else None,
+            float(r["energy_j_per_img"]) if r["energy_j_per_img"] else None,
+            (e["measured_at"], r["measured_at"]), (e["gpu_uuid"], r["gpu_uuid"])))
+    return write_agreement(args.out, out_rows,
+                           f"{len(out_rows)} rows of `{args.earlier.name}` measured again in `{args.later.name}`")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -417,14 +457,19 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--energy-window-s", type=float, help="default: the meter's")
     r.add_argument("--energy-repeats", type=int, help="default: the meter's")
-    for sub_parser in (m, g, r):
+    c = sub.add_parser("compare", help="agreement of two chunk or profile CSVs on the networks both hold")
+    c.add_argument("earlier", type=Path)
+    c.add_argument("later", type=Path)
+    c.add_argument("--out", type=Path, default=Path("results/profile_agreement"))
+    for sub_parser in (m, g, r, c):
         sub_parser.add_argument("--space", choices=("tss", "sss"), default="tss",
                                 help="tss (all deployed classes) or sss (use --max-classes for a seeded sample)")
     args = p.parse_args(argv)
-    if args.profile is None:
+    if getattr(args, "profile", "given") is None:
         args.profile = SSS_PROFILE if args.space == "sss" else DEPLOYED_PROFILE
 
-    return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure}[args.command](args))
+    return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure,
+                                "compare": cmd_compare}[args.command](args))
 
 
 if __name__ == "__main__":

@@ -209,3 +209,26 @@ def test_an_sss_sample_is_measured_merged_resumed_and_replayed(script, tmp_path,
     shown = json.loads(capsys.readouterr().out)
     (shown_m,) = shown["measurements"]
     assert shown_m["source"] == "recorded" and shown_m["device_name"] == "fake H200"
+
+
+def test_compare_reports_the_differences_of_the_networks_both_hold(script, tss, tmp_path, capsys):
+    import csv
+
+    from nasenergy.hardware.recorded import write_profile
+
+    archs = [tss.arch_at(i) for i in range(0, 50, 5)]
+    earlier = read_profile(write_fake_profile(tmp_path / "a.csv", archs[:6], space=tss))
+    later = [dict(r, throughput_img_per_s=str(1.02 * float(r["throughput_img_per_s"])),
+                  energy_j_per_img=str(0.9 * float(r["energy_j_per_img"]))) for r in earlier[2:]]
+    extra = read_profile(write_fake_profile(tmp_path / "x.csv", archs[6:], space=tss))
+    write_profile([*later, *extra], tmp_path / "b.csv")
+    out = tmp_path / "agree"
+    assert script.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out / "agreement.csv")))
+    assert [r["canonical_arch"] for r in rows] == [r["canonical_arch"] for r in later]
+    assert all(float(r["throughput_rel_diff"]) == pytest.approx(0.02) for r in rows)
+    assert all(float(r["energy_rel_diff"]) == pytest.approx(-0.1) for r in rows)
+    assert "| energy | 10.00 % | 10.00 % |" in (out / "README.md").read_text()
+    capsys.readouterr()
+    assert script.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "x.csv"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == "error: no network is in both measurements"
