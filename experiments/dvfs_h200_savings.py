@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.dvfs.api import optimal_clock_for
-from nasenergy.dvfs.backends import ModelledBackend
+from nasenergy.dvfs.api import band_members, optimal_clock_for
+from nasenergy.dvfs.backends import ExpectedBackend
 from nasenergy.dvfs.model import DvfsModel, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params, shipped_params
 from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, OptimalClock
@@ -95,7 +95,9 @@ def _cell_result(r: dict[str, str], prm: GpuDvfsParams, model: DvfsModel, mode: 
     m = measurement_from_row(r)
     opt = optimal_clock_for(m, params=prm, mode=mode, max_slowdown=slow)
     obs = observation_from_measurement(m, prm)
-    full = exhaustive_search(ModelledBackend(model, obs), mode=mode, max_slowdown=slow,
+    alpha = model.alpha(obs)  # the curve the search used: expected energy over the band (eq. 7)
+    full = exhaustive_search(ExpectedBackend(model, obs, band_members(prm, obs, alpha), alpha=alpha),
+                             mode=mode, max_slowdown=slow,
                              default_point=opt.default)
     grid = prm.supported_clocks_mhz
     row = {
@@ -302,7 +304,9 @@ def _readme(summary: list[dict], h200: GpuDvfsParams, profile: Path, skipped: in
         "Search check: over all rows the few-probe search used at most "
         f"{max(int(s['max_probes']) for s in summary)} probes of the 110 clocks and landed at most "
         f"{max(int(s['search_max_steps_off']) for s in summary)} clock step(s) from the "
-        "exhaustive answer on the modelled curves.",
+        "exhaustive answer on the curves it searched (the expected energy over the model's "
+        "uncertainty band, equation 7 of `nasenergy/dvfs/model.py`; figures at the chosen clock "
+        "are the point estimate's).",
         "",
         "## How to read this",
         "",

@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from nasenergy.dvfs.params import shipped_params
 from nasenergy.dvfs.published import EXCLUDED, SETS
-from nasenergy.dvfs.validation import (HOST_BOUND_BUSY, GpuHoldOutResult, GpuSweeps, Summary,
-                                       WorkloadResult, leave_one_gpu_out, leave_one_group_out,
-                                       summarise)
+from nasenergy.dvfs.validation import (DEFAULT_POWER_DROP, HOST_BOUND_BUSY, GpuHoldOutResult,
+                                       GpuSweeps, Summary, WorkloadResult,
+                                       consistent_default_point, leave_one_gpu_out,
+                                       leave_one_group_out, summarise)
 from nasenergy._cli import OneLineParser, run_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,24 +114,128 @@ GENERIC_WORST_TARGET = 0.12
 
 
 def gpu_out_summary(held: list[GpuHoldOutResult]) -> list[dict[str, object]]:
-    """One row per held-out GPU: regrets of the generic model and of the default clock."""
+    """One row per held-out GPU and subset (``all``; ``consistent default point`` where some of
+    its sweeps fail `consistent_default_point`): regrets of the generic model under the
+    ``expected`` clock choice, under the ``point`` choice (before issue #17) and of the default
+    clock."""
     rows: list[dict[str, object]] = []
     for gpu in dict.fromkeys(r.gpu for r in held):
-        res = [r for r in held if r.gpu == gpu]
-        reg = np.array([r.regret_frac for r in res])
-        rows.append({
-            "gpu": gpu, "n_workloads": len(res),
-            "alpha_predictor": "/".join(sorted({r.alpha_predictor for r in res})),
-            "regret_median": float(np.median(reg)), "regret_p90": float(np.quantile(reg, 0.9)),
-            "regret_max": float(reg.max()),
-            "default_regret_median": float(np.median([r.regret_default_frac for r in res])),
-            "true_saving_median": float(np.median([r.true_saving_frac for r in res])),
-            "predicted_saving_median": float(np.median([r.predicted_saving_frac for r in res])),
-            "band_coverage": float(np.mean([r.measured_saving_in_band for r in res])),
-            "meets_targets": bool(np.median(reg) <= GENERIC_MEDIAN_TARGET
-                                  and reg.max() <= GENERIC_WORST_TARGET),
-        })
+        every = [r for r in held if r.gpu == gpu]
+        subsets = [("all", every)]
+        consistent = [r for r in every if r.consistent_default_point]
+        if len(consistent) < len(every):
+            subsets.append(("consistent default point", consistent))
+        for subset, res in subsets:
+            reg = np.array([r.regret_frac for r in res])
+            reg_pt = np.array([r.regret_point_frac for r in res])
+            rows.append({
+                "gpu": gpu, "subset": subset, "n_workloads": len(res),
+                "alpha_predictor": "/".join(sorted({r.alpha_predictor for r in res})),
+                "regret_median": float(np.median(reg)), "regret_p90": float(np.quantile(reg, 0.9)),
+                "regret_max": float(reg.max()),
+                "point_regret_median": float(np.median(reg_pt)),
+                "point_regret_max": float(reg_pt.max()),
+                "default_regret_median": float(np.median([r.regret_default_frac for r in res])),
+                "true_saving_median": float(np.median([r.true_saving_frac for r in res])),
+                "predicted_saving_median": float(np.median([r.predicted_saving_frac for r in res])),
+                "band_coverage": float(np.mean([r.measured_saving_in_band for r in res])),
+                "meets_targets": bool(np.median(reg) <= GENERIC_MEDIAN_TARGET
+                                      and reg.max() <= GENERIC_WORST_TARGET),
+            })
     return rows
+
+
+def choice_before_after(summaries: list[Summary], held: list[GpuHoldOutResult] | None
+                        ) -> list[str]:
+    """Markdown rows: point-estimate clock (before issue #17) vs expected-energy clock (after),
+    leave one workload out (compute-share variant) and leave one GPU out (generic model)."""
+    before = "model (compute share, point-estimate clock; before #17)"
+    after = "model (alpha from compute share of counters)"
+    lines = []
+    for s in summaries:
+        if s.variant != before:
+            continue
+        a = next(x for x in summaries if x.gpu == s.gpu and x.subset == s.subset
+                 and x.variant == after)
+        lines.append(f"| leave one workload out | {s.gpu} [{s.subset}] | {s.n_workloads} | "
+                     f"{_fmt(s.regret_median)} / {_fmt(s.regret_max)} | "
+                     f"{_fmt(a.regret_median)} / {_fmt(a.regret_max)} |")
+    for r in gpu_out_summary(held or []):
+        lines.append(f"| leave one GPU out (generic) | {r['gpu']} [{r['subset']}] | "
+                     f"{r['n_workloads']} | {_fmt(float(r['point_regret_median']))} / "
+                     f"{_fmt(float(r['point_regret_max']))} | {_fmt(float(r['regret_median']))} / "
+                     f"{_fmt(float(r['regret_max']))} |")
+    return lines
+
+
+def worst_case_lines(results: dict[str, list[WorkloadResult]], held: list[GpuHoldOutResult] | None,
+                     sweeps: dict[str, list]) -> list[str]:
+    """One bullet per held-out workload (consistent default point) above the targets under
+    either clock choice, with its counters and the measured time at the point rule's clock."""
+    out = []
+    by_name = {(k, sw.workload): sw for k, sws in sweeps.items() for sw in sws}
+    gpu_key = {SETS[k].gpu: k for k in sweeps}
+
+    def describe(key: str, workload: str) -> str:
+        sw = by_name.get((key, workload))
+        if sw is None:
+            return ""
+        bits = []
+        if sw.sm_active is not None and sw.dram_active is not None:
+            bits.append(f"sm_active {sw.sm_active:.2f}, dram_active {sw.dram_active:.2f}")
+        if sw.gpu_busy is not None:
+            bits.append(f"GPU busy {sw.gpu_busy:.2f}")
+        return "; ".join(bits)
+
+    def t_ratio(key: str, workload: str, f: float) -> str:
+        sw = by_name.get((key, workload))
+        if sw is None:
+            return "n/a"
+        i = int(np.argmin(np.abs(sw.f - f)))
+        return f"{sw.t[i] / sw.t[-1]:.2f}"
+
+    for key, res in results.items():
+        for r in sorted(res, key=lambda r: -max(r.regret_counters_frac, r.regret_counters_point_frac)):
+            if not r.consistent_default_point or math.isnan(r.regret_counters_frac):
+                continue
+            if max(r.regret_counters_frac, r.regret_counters_point_frac) <= 0.10:
+                break
+            out.append(f"  * leave one workload out, {SETS[key].gpu} `{r.workload}` "
+                       f"({describe(key, r.workload)}): alpha predicted {r.alpha_counters:.2f}, "
+                       f"fitted to its sweep {r.alpha_fitted:.2f}; measured best "
+                       f"{r.true_best_clock_mhz:.0f} MHz; regret point rule "
+                       f"{_fmt(r.regret_counters_point_frac)} -> expected rule "
+                       f"{_fmt(r.regret_counters_frac)}.")
+    fitted = {(k, r.workload): r.alpha_fitted for k, res in results.items() for r in res}
+    for r in sorted(held or [], key=lambda r: -max(r.regret_frac, r.regret_point_frac)):
+        if not r.consistent_default_point:
+            continue
+        if max(r.regret_frac, r.regret_point_frac) <= GENERIC_WORST_TARGET:
+            break
+        key = gpu_key.get(r.gpu, "")
+        fa = fitted.get((key, r.workload), math.nan)
+        out.append(f"  * leave one GPU out, {r.gpu} `{r.workload}` ({describe(key, r.workload)}; "
+                   f"alpha fitted to its sweep {fa:.2f}): measured best "
+                   f"{r.true_best_clock_mhz:.0f} MHz; point rule {r.point_clock_mhz:.0f} MHz "
+                   f"(t(f)/t0 {t_ratio(key, r.workload, r.point_clock_mhz)}, regret "
+                   f"{_fmt(r.regret_point_frac)}) -> expected rule {r.generic_clock_mhz:.0f} MHz "
+                   f"(regret {_fmt(r.regret_frac)}).")
+    return out or ["  * none"]
+
+
+def inconsistent_lines(sets: dict[str, list], held: list[GpuHoldOutResult] | None) -> list[str]:
+    """One bullet per sweep failing `consistent_default_point`, with its measured figures."""
+    out = []
+    for key, sweeps in sets.items():
+        for sw in sweeps:
+            if consistent_default_point(sw):
+                continue
+            e_other = sw.energy[:-1].min()
+            out.append(f"  * {SETS[key].gpu} `{sw.workload}`: {sw.p[-1]:.0f} W at {sw.f[-1]:.0f} MHz "
+                       f"against {sw.p[-2]:.0f} W at {sw.f[-2]:.0f} MHz, time {sw.t[-1] / sw.t[-2]:.3f}x "
+                       f"that at {sw.f[-2]:.0f} MHz; the default point's energy is "
+                       f"{_fmt(float(1.0 - sw.energy[-1] / e_other))} below the best other clock's.")
+    return out
 
 
 def before_after(summaries: list[Summary]) -> list[str]:
@@ -150,7 +256,8 @@ def before_after(summaries: list[Summary]) -> list[str]:
 
 
 def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
-           held: list[GpuHoldOutResult] | None = None) -> str:
+           held: list[GpuHoldOutResult] | None = None,
+           sweeps: dict[str, list] | None = None) -> str:
     lines = [
         "# DVFS model: leave-one-out validation on published clock sweeps",
         "",
@@ -173,26 +280,76 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
         "predictor's error); the single clock best on average over the training workloads "
         "(`fixed clock`); and the default clock (no DVFS).",
         "",
-        "The main rows (`alpha from power_frac; before counters`) are the model as it was before "
-        "per-network counters: alpha from `power_frac` only. The shipped model now predicts alpha "
-        "from the compute share of the counters where a measurement has them (`alpha from compute "
-        "share of counters`) and falls back to `power_frac` otherwise. Both cap alpha at the "
-        "GPU-busy fraction where the sweep records one (A100 set). The per-workload columns, the "
-        "worst-workload table and the plots below are those of the `power_frac` rows.",
+        "**Clock choice.** Every variant with a predicted alpha chooses the clock of least "
+        "*expected* energy over the model's uncertainty band (equation 7 of "
+        "`nasenergy/dvfs/model.py`, `nasenergy.dvfs.api.choose_clock`): the mean of the modelled "
+        "energy curves for alpha - r, alpha and alpha + r (r: the predictor's calibration "
+        "residual, clipped to the predictors' range) and, for the generic model, each reference "
+        "GPU's shape. The row `compute share, point-estimate clock; before #17` is the rule "
+        "before issue #17: least point-estimate energy. Alpha fitted to the held-out sweep has "
+        "no residual and keeps the point rule. The figures reported at the chosen clock are the "
+        "point estimate's in both rules.",
+        "",
+        "The main rows (`alpha from power_frac; before counters`) in *Results*, the per-workload "
+        "columns of the tables below them and the plots are the power-fraction variant (with the "
+        "expected-energy clock). The shipped model predicts alpha from the compute share of the "
+        "counters where a measurement has them (`alpha from compute share of counters`) and falls "
+        "back to `power_frac` otherwise. Both cap alpha at the GPU-busy fraction where the sweep "
+        "records one (A100 set).",
         "",
         "Targets: median regret <= 3%, worst <= 10% on the data-centre GPUs (A100, V100).",
         "",
-        "## Per-network clock sensitivity: before and after",
+        "## Clock choice under uncertainty (issue #17): before and after",
         "",
-        "Before: `alpha` (the share of time that scales with the SM clock) predicted from the "
-        "board power's fraction of the idle..limit span, which gave every H200 network nearly the "
-        "same curve. After: predicted from the compute share `sm_active x (1 - dram_active)` of the "
+        "Regret, median / worst, compute-share alpha where the sweeps have counters (the shipped "
+        "model), power fraction on the GTX Titan X. Before: point-estimate clock; after: "
+        "expected-energy clock.",
+        "",
+        "| validation | GPU [subset] | workloads | before: median / worst | after: median / worst |",
+        "|---|---|---|---|---|",
+        *choice_before_after(summaries, held),
+        "",
+        "Why the worst cases failed (measured curves against the model's, "
+        "`per_workload.csv`, `leave_one_gpu_out.csv`):",
+        "",
+        "* **Sweeps whose default point is physically inconsistent** "
+        f"(`consistent_default_point`: board power more than {DEFAULT_POWER_DROP:.0%} below the "
+        "next lower clock's although the run is faster). No model in which power rises with the "
+        "clock can reproduce them, and even alpha fitted to the sweep itself misses them; the "
+        "`consistent default point` rows leave them out. They are not removed from any "
+        "calibration:",
+        *inconsistent_lines(sweeps or {}, held),
+        "* **Other workloads above the targets** under either rule (leave one workload out: "
+        "compute-share variant above 10%; leave one GPU out: above "
+        f"{GENERIC_WORST_TARGET:.0%}), consistent default points only. `t(f)/t0` is the "
+        "measured time at the point rule's clock over the default-clock time:",
+        *worst_case_lines(results, held, sweeps or {}),
+        "",
+        "Reading these: where the counters call a workload memory-bound (high dram_active, "
+        "small compute share) but its time follows the clock (fitted alpha well above the "
+        "predicted one, e.g. the V100 cache benchmarks), the point estimate lands on the steep "
+        "low-clock side of the valley, where extra time costs static energy fast; the expected "
+        "rule weighs that side with alpha + r and moves up. Host-bound workloads (low GPU busy) "
+        "whose time barely follows the clock go the other way, and the counters cannot tell "
+        "them apart from the rest. On the RTX 8000 the generic model's remaining worst cases are "
+        "memory-bound kernels whose measured optimum lies below its references' voltage knee: "
+        "the knee, as a fraction of the highest clock, is " + ", ".join(
+            f"{p.knee_clock_mhz / p.max_clock_mhz:.2f} ({p.name})" for p in shipped_params().values()
+            if p.provenance == "calibrated") + " in the shipped calibrations, so no reference "
+        "shape in the band puts the valley where the RTX 8000's is.",
+        "",
+        "## Per-network clock sensitivity: power fraction against compute share",
+        "",
+        "Both columns use the expected-energy clock choice. Power fraction: `alpha` (the share of "
+        "time that scales with the SM clock) predicted from the board power's fraction of the "
+        "idle..limit span, which gave every H200 network nearly the same curve. Compute share: "
+        "predicted from the compute share `sm_active x (1 - dram_active)` of the "
         "default-clock counters (equation 6 of `nasenergy/dvfs/model.py`; GPM SM_UTIL and "
         "DRAM_BW_UTIL on Hopper, DCGM 1002/1005 in these sweeps). Regret: leave one workload out, "
         "as below.",
         "",
-        "| GPU [subset] | workloads | before: median regret | before: worst | after: median "
-        "regret | after: worst |",
+        "| GPU [subset] | workloads | power fraction: median regret | power fraction: worst | "
+        "compute share: median regret | compute share: worst |",
         "|---|---|---|---|---|---|",
         *before_after(summaries),
         "",
@@ -288,24 +445,26 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
             "measured sweep. Targets: median regret <= "
             f"{GENERIC_MEDIAN_TARGET:.0%}, worst <= {GENERIC_WORST_TARGET:.0%}.",
             "",
-            "| held-out GPU | workloads | alpha from | median regret | p90 | worst | default "
-            "clock: median regret | median measured / predicted saving | measured saving inside "
-            "the band | targets met |",
+            "| held-out GPU [subset] | workloads | alpha from | median regret | p90 | worst | "
+            "default clock: median regret | median measured / predicted saving | measured saving "
+            "inside the band | targets met |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in gs:
             lines.append(
-                f"| {r['gpu']} | {r['n_workloads']} | {r['alpha_predictor']} | "
+                f"| {r['gpu']} [{r['subset']}] | {r['n_workloads']} | {r['alpha_predictor']} | "
                 f"{_fmt(r['regret_median'])} | {_fmt(r['regret_p90'])} | {_fmt(r['regret_max'])} | "
                 f"{_fmt(r['default_regret_median'])} | {_fmt(r['true_saving_median'])} / "
                 f"{_fmt(r['predicted_saving_median'])} | {_fmt(r['band_coverage'])} | "
                 f"{'yes' if r['meets_targets'] else 'no'} |")
         lines += ["", "Worst held-out workloads of the generic model:", "",
-                  "| GPU | workload | measured best | generic model | regret |", "|---|---|---|---|---|"]
+                  "| GPU | workload | measured best | generic model | regret | point-estimate "
+                  "clock (before #17) | its regret |", "|---|---|---|---|---|---|---|"]
         for gpu in dict.fromkeys(r.gpu for r in held):
             for r in sorted((x for x in held if x.gpu == gpu), key=lambda x: -x.regret_frac)[:3]:
                 lines.append(f"| {gpu} | {r.workload} | {r.true_best_clock_mhz:.0f} MHz | "
-                             f"{r.generic_clock_mhz:.0f} MHz | {_fmt(r.regret_frac)} |")
+                             f"{r.generic_clock_mhz:.0f} MHz | {_fmt(r.regret_frac)} | "
+                             f"{r.point_clock_mhz:.0f} MHz | {_fmt(r.regret_point_frac)} |")
         lines += [
             "",
             "The band is the range of the saving at the chosen clock when `alpha` is off by its "
@@ -366,7 +525,8 @@ def main(argv: list[str] | None = None) -> int:
                 w.writerows({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()}
                             for r in gs)
         plot(results, args.out)
-        (args.out / "README.md").write_text(readme(results, summaries, held))
+        (args.out / "README.md").write_text(readme(results, summaries, held,
+                                                   {k: SETS[k].load() for k in args.sets}))
         print("leave one workload out (regret: median, worst):")
         for s in summaries:
             print(f"  {s.gpu[:30]:30s} [{s.subset}] {s.variant:45s} median {_fmt(s.regret_median)} "
@@ -374,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
         if held:
             print("leave one GPU out, generic model (regret: median, worst):")
             for r in gpu_out_summary(held):
-                print(f"  {str(r['gpu'])[:30]:30s} median {_fmt(float(r['regret_median']))} worst "
+                print(f"  {str(r['gpu'])[:30]:30s} [{r['subset']}] median {_fmt(float(r['regret_median']))} worst "
                       f"{_fmt(float(r['regret_max']))} (default clock: median "
                       f"{_fmt(float(r['default_regret_median']))})")
 

@@ -28,6 +28,7 @@ _EXPORTS = {
     "write_sweeps_csv": "sweeps",
     "calibrate": "calibration", "Calibration": "calibration",
     "ClockBackend": "backends", "ModelledBackend": "backends", "RecordedBackend": "backends",
+    "ExpectedBackend": "backends",
     "MeasuredBackend": "backends", "ClockPointError": "backends",
     "MeasurementError": "backends",  # the former name of ClockPointError
     "find_optimal_clock": "clock_search", "exhaustive_search": "clock_search",
@@ -35,7 +36,7 @@ _EXPORTS = {
     "ClockControlError": "control", "ClockControlRefused": "control",
     "ClockPermissionError": "control", "ClockControlInterrupted": "control",
     "optimal_clock_for": "api", "optimistic_energy_bound": "api", "show_curve": "api",
-    "resolve_params": "api", "saving_band": "api",
+    "resolve_params": "api", "saving_band": "api", "band_members": "api", "choose_clock": "api",
     "GpuFacts": "generic", "generic_params": "generic", "GENERIC_LABEL": "generic",
 }
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.backends import ModelledBackend
+from nasenergy.dvfs.backends import ExpectedBackend, ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, params_for_device, shipped_params
 from nasenergy.dvfs.points import MIN_ENERGY, ClockPoint, OptimalClock
@@ -45,6 +45,37 @@ def resolve_params(measurement: Measurement, params: GpuDvfsParams | None = None
     return generic_params(GpuFacts.from_device(device).with_measurement(measurement))
 
 
+#: Clock-choice rules of `optimal_clock_for` (equation 7 of `nasenergy.dvfs.model`).
+EXPECTED = "expected"
+POINT = "point"
+CHOICES: tuple[str, ...] = (EXPECTED, POINT)
+
+
+def band_members(params: GpuDvfsParams, obs: WorkloadObservation, alpha: float, *,
+                 shape_references: Sequence[GpuDvfsParams] | None = None,
+                 rmse: float | None = None) -> list[tuple[GpuDvfsParams, float]]:
+    """The ``(parameter set, alpha)`` pairs the model's uncertainty band spans.
+
+    ``alpha`` takes ``alpha - r``, ``alpha`` and ``alpha + r`` (clipped to the least lower clip of
+    the set's predictors and 1), with ``r`` the residual (``rmse``) of the first predictor usable
+    with the workload's features unless `rmse` is given. The shape is `params` itself and, for a
+    ``generic`` set, `params` reshaped to each calibrated reference in turn
+    (`nasenergy.dvfs.generic.reshape`; default references: the shipped calibrated sets). The
+    saving band (`saving_band`) is the range over these members; the ``expected`` clock choice
+    (equation 7 of `nasenergy.dvfs.model`) minimises their mean energy.
+    """
+    if rmse is None:
+        preds = [a for a in params.alpha_predictors if a.usable_with(obs.features(params))]
+        rmse = preds[0].rmse if preds else max(a.rmse for a in params.alpha_predictors)
+    lo = min(a.lo for a in params.alpha_predictors)
+    if shape_references is not None and params.provenance == "generic":
+        shapes = [params] + [reshape(params, r, shape_references) for r in shape_references]
+    else:
+        shapes = _shapes(params)
+    return [(shape, min(1.0, max(lo, a)))
+            for shape in shapes for a in (alpha - rmse, alpha, alpha + rmse)]
+
+
 def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: float,
                 alpha: float, *, shape_references: Sequence[GpuDvfsParams] | None = None
                 ) -> tuple[float, float]:
@@ -54,26 +85,59 @@ def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: f
     Always: the workload's ``alpha`` off by the predictor's calibration residual (``rmse``) either
     way. For a ``generic`` set also its shape: the saving is recomputed with the shape of each
     calibrated reference in turn (`nasenergy.dvfs.generic.reshape`; default references: the
-    shipped calibrated sets), since which GPU the unknown one resembles is not known. The
-    default-clock energy is measured, so the band is about the other clocks only. How often the
-    measured saving falls inside it is in results/dvfs_validation.
+    shipped calibrated sets), since which GPU the unknown one resembles is not known
+    (`band_members`). The default-clock energy is measured, so the band is about the other clocks
+    only. How often the measured saving falls inside it is in results/dvfs_validation.
     """
-    preds = [a for a in params.alpha_predictors if a.usable_with(obs.features(params))]
-    rmse = preds[0].rmse if preds else max(a.rmse for a in params.alpha_predictors)
-    lo = min(a.lo for a in params.alpha_predictors)
-    if shape_references is not None and params.provenance == "generic":
-        shapes = [params] + [reshape(params, r, shape_references) for r in shape_references]
-    else:
-        shapes = _shapes(params)
     e0 = obs.power_w * obs.time_s_per_img
-    savings = []
-    for shape in shapes:
-        model = DvfsModel(shape)
-        for a in (alpha - rmse, alpha, alpha + rmse):
-            a = min(1.0, max(lo, a))
-            e = float(model.curve(obs, [sm_clock_mhz], alpha=a).energy_j_per_img[0])
-            savings.append(1.0 - e / e0)
+    savings = [1.0 - float(DvfsModel(shape).curve(obs, [sm_clock_mhz], alpha=a)
+                           .energy_j_per_img[0]) / e0
+               for shape, a in band_members(params, obs, alpha,
+                                            shape_references=shape_references)]
     return min(savings), max(savings)
+
+
+def choose_clock(model: DvfsModel, obs: WorkloadObservation, default: ClockPoint, *,
+                 alpha: float | None = None, clocks_mhz: Sequence[float] | None = None,
+                 mode: str = MIN_ENERGY, max_slowdown: float | None = None,
+                 choice: str = EXPECTED, shape_references: Sequence[GpuDvfsParams] | None = None,
+                 rmse: float | None = None) -> OptimalClock:
+    """The modelled optimal clock of one observation under a clock-choice rule.
+
+    ``point`` searches the point-estimate curve. ``expected`` (equation 7 of
+    `nasenergy.dvfs.model`) searches the mean of the band members' curves (`band_members`), then
+    reports the point-estimate operating point at the clock it found, so the figures at the
+    chosen clock are those of the model's curve (`DvfsModel.curve`) either way.
+
+    Args:
+        model: the GPU's model.
+        obs: the default-clock observation.
+        default: the default-clock point (measured).
+        alpha: the compute-bound share; default: the model's prediction.
+        clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
+        mode, max_slowdown: as `find_optimal_clock`.
+        choice: ``expected`` | ``point``.
+        shape_references, rmse: as `band_members`.
+
+    Raises:
+        UsageError: unknown choice (and as `find_optimal_clock`).
+    """
+    if choice not in CHOICES:
+        raise UsageError(f"unknown clock choice {choice!r}; choose from {', '.join(CHOICES)}")
+    a = model.alpha(obs) if alpha is None else float(alpha)
+    point = ModelledBackend(model, obs, clocks_mhz, alpha=a)
+    if choice == POINT:
+        return find_optimal_clock(point, mode=mode, max_slowdown=max_slowdown,
+                                  default_point=default)
+    members = band_members(model.params, obs, a, shape_references=shape_references, rmse=rmse)
+    expected = ExpectedBackend(model, obs, members, clocks_mhz, alpha=a)
+    opt = find_optimal_clock(expected, mode=mode, max_slowdown=max_slowdown,
+                             default_point=default)
+    best = (opt.default if abs(opt.sm_clock_mhz - default.sm_clock_mhz) < 1e-6
+            else point.probe(opt.sm_clock_mhz))
+    return dataclasses.replace(
+        opt, best=best, energy_saving_frac=1.0 - best.energy_j_per_img / default.energy_j_per_img,
+        throughput_change_frac=best.throughput_img_per_s / default.throughput_img_per_s - 1.0)
 
 
 def _setup(measurement: Measurement, params: GpuDvfsParams | None
@@ -87,7 +151,8 @@ def _setup(measurement: Measurement, params: GpuDvfsParams | None
 
 def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None = None,
                       mode: str = MIN_ENERGY, max_slowdown: float | None = None,
-                      clocks_mhz: Sequence[float] | None = None) -> OptimalClock:
+                      clocks_mhz: Sequence[float] | None = None,
+                      choice: str = EXPECTED) -> OptimalClock:
     """The modelled optimal SM clock of a workload measured at its default clock.
 
     Args:
@@ -97,6 +162,10 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
         mode: ``min-energy`` | ``bounded-slowdown`` | ``min-edp``.
         max_slowdown: for ``bounded-slowdown``, the largest throughput loss (fraction).
         clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
+        choice: ``expected`` (default: the clock of least expected energy over the uncertainty
+            band, equation 7 of `nasenergy.dvfs.model`) or ``point`` (least point-estimate
+            energy, the rule before issue #17). Either way the figures reported at the chosen
+            clock are the point estimate's.
 
     Returns:
         An `OptimalClock` with ``source="modelled"``, ``basis`` the parameter set's provenance
@@ -111,9 +180,8 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
     model = DvfsModel(p)
     if p.provenance == "generic":  # a capped GPU's curve starts at its measured clock
         clocks_mhz = None
-    backend = ModelledBackend(model, obs, clocks_mhz)
-    opt = find_optimal_clock(backend, mode=mode, max_slowdown=max_slowdown,
-                             default_point=default)
+    opt = choose_clock(model, obs, default, clocks_mhz=clocks_mhz, mode=mode,
+                       max_slowdown=max_slowdown, choice=choice)
     band = saving_band(p, obs, opt.sm_clock_mhz, model.alpha(obs))
     return dataclasses.replace(opt, basis=p.provenance, saving_band_frac=band)
 
@@ -237,13 +305,8 @@ def _shapes(params: GpuDvfsParams) -> list[GpuDvfsParams]:
 def _band_curves(model: DvfsModel, obs: WorkloadObservation, clocks: Sequence[float] | None
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Lowest and highest modelled energy per clock over the band of `saving_band`."""
-    p = model.params
-    alpha = model.alpha(obs)
-    preds = [a for a in p.alpha_predictors if a.usable_with(obs.features(p))]
-    rmse = preds[0].rmse if preds else 0.0
-    lo = min(a.lo for a in p.alpha_predictors)
-    curves = [DvfsModel(shape).curve(obs, clocks, alpha=min(1.0, max(lo, a))).energy_j_per_img
-              for shape in _shapes(p) for a in (alpha - rmse, alpha, alpha + rmse)]
+    curves = [DvfsModel(shape).curve(obs, clocks, alpha=a).energy_j_per_img
+              for shape, a in band_members(model.params, obs, model.alpha(obs))]
     return np.min(curves, axis=0), np.max(curves, axis=0)
 
 

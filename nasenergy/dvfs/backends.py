@@ -4,6 +4,8 @@
   each probed clock.
 * `ModelledBackend` (``modelled``): the DVFS model (`nasenergy.dvfs.model`) from one
   default-clock observation.
+* `ExpectedBackend` (``modelled``): the same, averaged over the model's uncertainty band (the
+  expected operating point of equation 7 of `nasenergy.dvfs.model`); the clock search uses it.
 * `RecordedBackend` (``recorded``): replays a sweep recorded earlier, here or elsewhere
   (`nasenergy.dvfs.sweeps`).
 """
@@ -12,7 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence, runtime_checkable
 
+import numpy as np
+
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation
+from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.points import ClockPoint
 from nasenergy.dvfs.sweeps import Sweep
 from nasenergy.errors import CandidateError, UsageError
@@ -78,6 +83,53 @@ class ModelledBackend:
 
     def probe(self, sm_clock_mhz: float) -> ClockPoint:
         return self.model.point(self.observation, sm_clock_mhz, alpha=self.alpha)
+
+
+class ExpectedBackend(ModelledBackend):
+    """Modelled points averaged over band members: equation (7) of `nasenergy.dvfs.model`.
+
+    Each probe evaluates every member ``(params, alpha)`` at the clock and returns the mean energy
+    per image over them, at the point estimate's time per image (power = mean energy / that
+    time). Searching this backend for the least energy chooses the clock of least *expected*
+    energy under the model's uncertainty instead of the least point-estimate energy; a
+    throughput bound (``bounded-slowdown``) is still judged on the point estimate, the figure
+    reported. At the default clock every member reproduces the measured point, so the default
+    point is unchanged.
+
+    Args:
+        model: the GPU's model (its parameter set is the point estimate's).
+        observation: the workload at its default clock.
+        members: ``(parameter set, alpha)`` pairs to average over, e.g.
+            `nasenergy.dvfs.api.band_members`.
+        clocks_mhz: clocks to offer; default: the parameter set's supported clocks.
+        alpha: the point estimate's compute-bound share (kept as ``self.alpha``); default: the
+            model's prediction.
+    """
+
+    def __init__(self, model: DvfsModel, observation: WorkloadObservation,
+                 members: Sequence[tuple[GpuDvfsParams, float]],
+                 clocks_mhz: Sequence[float] | None = None, *, alpha: float | None = None) -> None:
+        if not members:
+            raise UsageError("the expected-energy backend needs at least one band member")
+        super().__init__(model, observation, clocks_mhz, alpha=alpha)
+        self.members = tuple((DvfsModel(p), float(a)) for p, a in members)
+        self._table: dict[float, tuple[float, float]] | None = None
+
+    def _mean(self, clocks: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """The point estimate's time and the members' mean energy per image at `clocks`."""
+        curves = [m.curve(self.observation, clocks, alpha=a) for m, a in self.members]
+        point = self.model.curve(self.observation, clocks, alpha=self.alpha)
+        return point.time_s_per_img, np.mean([c.energy_j_per_img for c in curves], axis=0)
+
+    def probe(self, sm_clock_mhz: float) -> ClockPoint:
+        if self._table is None:  # one vectorised pass over every offered clock
+            t, e = self._mean(self._clocks)
+            self._table = {f: (float(ti), float(ei)) for f, ti, ei in zip(self._clocks, t, e)}
+        hit = self._table.get(float(sm_clock_mhz))
+        if hit is None:
+            t, e = self._mean([sm_clock_mhz])
+            hit = (float(t[0]), float(e[0]))
+        return ClockPoint.from_time_power(sm_clock_mhz, hit[0], hit[1] / hit[0], "modelled")
 
 
 class RecordedBackend:

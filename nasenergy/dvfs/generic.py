@@ -20,6 +20,11 @@ A capped run starts the curve at the clock actually measured: the default clock 
 no clock above it is considered (the GPU cannot hold a higher one under this load), while the
 knee keeps its place relative to the GPU's highest supported clock.
 
+Which reference the unknown GPU resembles is not known, so its uncertainty band spans the mean
+shape and each reference's (`reshape`), and the clock is chosen by least expected energy over
+that band (equation 7 of `nasenergy.dvfs.model`, `nasenergy.dvfs.api.choose_clock`); that is what
+keeps it off the steep low-clock side when the mean shape or ``alpha`` is off.
+
 The result has ``provenance = "generic"`` and a caveat that says so; every optimal clock found with
 it is labelled ``modelled (generic)``. Its accuracy on GPUs it was not fitted to is measured by
 the leave-one-GPU-out validation (`nasenergy.dvfs.validation.leave_one_gpu_out`).

@@ -62,6 +62,25 @@ fall back to the ``power_frac`` predictor, capped by ``gpu_busy``.
 Leave-one-workload-out regrets of this predictor against the ``power_frac`` one are in
 ``results/dvfs_validation`` (``experiments/dvfs_validate.py``).
 
+(7) Choosing the clock (`nasenergy.dvfs.api.choose_clock`). ``alpha`` is predicted with an error
+of about the predictor's calibration residual ``r``, and a GPU without a calibrated set also
+has an uncertain shape. The band members are ``alpha_j in {alpha - r, alpha, alpha + r}``
+(clipped to ``[alpha_lo, 1]``) times the shapes ``s`` (the parameter set itself; for a generic
+set also its reshaping to each calibrated reference GPU, `nasenergy.dvfs.generic.reshape`). The
+default rule, ``expected``, picks the clock of least mean energy over these ``M`` members::
+
+    f* = argmin_f  (1 / M) * sum_{s, j} E_s(f; alpha_j)
+
+(``min-edp`` multiplies that mean energy by the point estimate's time ``t(f; alpha)``;
+``bounded-slowdown`` keeps its throughput bound on ``t(f; alpha)``, the figure reported), and
+reports the point estimate ``E(f*; alpha)`` there. Energy is not symmetric in
+``alpha`` around the valley: under-predicting ``alpha`` of a clock-sensitive workload sends
+the clock into the steep low-clock side, where time and static energy grow fast, while
+over-predicting it costs only the shallow voltage saving near the knee. The mean weighs that
+asymmetry (and the clipping at ``alpha_lo``); the ``point`` rule, ``argmin_f E(f; alpha)``, is
+the rule before issue #17. Every member reproduces the measured point at ``f0``, so the default
+clock stays a candidate whose energy is known.
+
 Per-GPU parameters: ``P_s, f_knee, v_floor, q, beta, p`` and the alpha predictor; per workload:
 ``t0, P0, f0`` (measured) and ``alpha`` (predicted). Their fitted values and sources are in the
 shipped parameter files.

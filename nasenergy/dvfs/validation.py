@@ -13,8 +13,20 @@ the workload's *measured* sweep:
   (``oracle_alpha``, isolating the error of the alpha predictor), a constant ``alpha``, the single
   clock that is best on average over the training workloads (``fixed_clock``) and the default clock.
 
+Every model variant with a *predicted* ``alpha`` chooses its clock by the ``expected`` rule
+(equation 7 of `nasenergy.dvfs.model`: least mean energy over ``alpha`` +/- the predictor's
+residual and, for generic sets, the reference shapes); ``regret_counters_point_frac`` keeps the
+compute-share variant under the ``point`` rule (least point-estimate energy, the rule before issue
+#17) for comparison. ``alpha`` fitted to the held-out sweep has no residual and uses the point rule.
+
 It also checks the few-probe search against the exhaustive answer on the measured sweep
-(``recorded`` backend) and on the modelled curve.
+(``recorded`` backend) and on the modelled curve that the search used.
+
+`consistent_default_point` flags sweeps whose default (highest-clock) point cannot be reproduced
+by any model in which board power rises with the clock: power more than `DEFAULT_POWER_DROP`
+below the next lower clock's although the run is faster there. Such a point makes the default
+clock look like the measured optimum by a wide margin (four RTX 8000 mixbench inputs); summaries
+are given with and without them.
 
 `leave_one_gpu_out` holds out a whole GPU instead: its workloads are predicted by the generic
 parameters (`nasenergy.dvfs.generic`) built from the other GPUs' calibrations and the facts NVML
@@ -31,13 +43,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.backends import ModelledBackend, RecordedBackend
+from nasenergy.dvfs.backends import ExpectedBackend, ModelledBackend, RecordedBackend
 from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
-from nasenergy.dvfs.api import saving_band
+from nasenergy.dvfs.api import EXPECTED, POINT, band_members, saving_band
 from nasenergy.dvfs.generic import GpuFacts, generic_params
 
 
@@ -73,12 +85,14 @@ class WorkloadResult(_CsvRow):
     regret_frac: float
     regret_activity_frac: float
     regret_counters_frac: float
+    regret_counters_point_frac: float
     regret_constant_alpha_frac: float
     regret_oracle_alpha_frac: float
     regret_fixed_clock_frac: float
     fixed_clock_mhz: float
     regret_default_frac: float
     alpha_predicted: float
+    alpha_counters: float
     alpha_fitted: float
     gpu_busy: float
     noise_frac: float
@@ -86,6 +100,23 @@ class WorkloadResult(_CsvRow):
     search_steps_off_recorded: int
     search_regret_recorded_frac: float
     search_steps_off_modelled: int
+    consistent_default_point: bool
+
+
+#: A default point drawing this much less power than the next lower clock, while faster, is
+#: physically inconsistent (`consistent_default_point`).
+DEFAULT_POWER_DROP = 0.10
+
+
+def consistent_default_point(sweep: Sweep) -> bool:
+    """Whether `sweep`'s default (highest-clock) point is consistent with the next lower clock:
+    ``False`` when its board power is more than `DEFAULT_POWER_DROP` below that clock's while its
+    time is no longer. Raising the clock raises dynamic power and the work rate, so such a point
+    (a sampling artefact, most likely) lies outside every model of this package."""
+    if len(sweep.f) < 2:
+        return True
+    return not (sweep.p[-1] < (1.0 - DEFAULT_POWER_DROP) * sweep.p[-2]
+                and sweep.t[-1] <= sweep.t[-2])
 
 
 def noise_frac(sweep: Sweep, window: int = 5) -> float:
@@ -103,10 +134,25 @@ def _regret(sweep: Sweep, clock_mhz: float) -> float:
     return float(sweep.energy[i] / sweep.energy.min() - 1.0)
 
 
-def _model_choice(model: DvfsModel, sweep: Sweep, obs: WorkloadObservation, alpha: float):
-    backend = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=alpha)
+def _model_choice(model: DvfsModel, sweep: Sweep, obs: WorkloadObservation, alpha: float,
+                  rmse: float = 0.0, choice: str = EXPECTED,
+                  shape_references: Sequence[GpuDvfsParams] | None = None):
+    """The model's clock for a held-out sweep under `choice`, and the backend searched.
+
+    The returned clock's figures are the point estimate's (as `nasenergy.dvfs.api.choose_clock`);
+    ``expected`` averages over `nasenergy.dvfs.api.band_members` with residual `rmse`."""
+    point = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=alpha)
     default = sweep.point(sweep.default_clock_mhz, "measured")
-    return find_optimal_clock(backend, default_point=default), backend
+    if choice == POINT:
+        return find_optimal_clock(point, default_point=default), point
+    members = band_members(model.params, obs, alpha, shape_references=shape_references, rmse=rmse)
+    backend = ExpectedBackend(model, obs, members, sweep.clocks_mhz, alpha=alpha)
+    opt = find_optimal_clock(backend, default_point=default)
+    best = (default if abs(opt.sm_clock_mhz - default.sm_clock_mhz) < 1e-6
+            else point.probe(opt.sm_clock_mhz))
+    return dataclasses.replace(
+        opt, best=best, energy_saving_frac=1.0 - best.energy_j_per_img / default.energy_j_per_img
+    ), backend
 
 
 def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
@@ -123,11 +169,13 @@ _COUNTERS = ("compute_share",)
 
 
 def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
-                     feats: dict[str, float | None], gpu_busy: float | None) -> float:
+                     feats: dict[str, float | None], gpu_busy: float | None
+                     ) -> tuple[float, float]:
+    """``(alpha, residual)`` of the predictor on `features`, or NaNs if it cannot run."""
     for pred in params.alpha_predictors:
         if tuple(pred.features) == features and pred.usable_with(feats):
-            return cap_alpha(pred.predict(feats), gpu_busy, pred.lo)
-    return math.nan
+            return cap_alpha(pred.predict(feats), gpu_busy, pred.lo), pred.rmse
+    return math.nan, math.nan
 
 
 def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep]) -> WorkloadResult:
@@ -141,25 +189,27 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
     obs = WorkloadObservation(time_s_per_img=sweep.time_s[-1], power_w=sweep.power_w[-1],
                               sm_clock_mhz=sweep.default_clock_mhz)
     feats = sweep_features(sweep, params.power_limit_w, params.idle_power_w)
-    alphas = {
-        "main": _predicted_alpha(params, _MAIN, feats, sweep.gpu_busy),
-        "activity": _predicted_alpha(params, _ACTIVITY, feats, sweep.gpu_busy),
-        "counters": _predicted_alpha(params, _COUNTERS, feats, sweep.gpu_busy),
-        "constant": _predicted_alpha(params, (), feats, sweep.gpu_busy),
-        "oracle_alpha": fit_alpha(sweep, params.overlap_exponent),
+    counters = _predicted_alpha(params, _COUNTERS, feats, sweep.gpu_busy)
+    variants = {  # name: (alpha, residual, choice rule)
+        "main": (*_predicted_alpha(params, _MAIN, feats, sweep.gpu_busy), EXPECTED),
+        "activity": (*_predicted_alpha(params, _ACTIVITY, feats, sweep.gpu_busy), EXPECTED),
+        "counters": (*counters, EXPECTED),
+        "counters_point": (*counters, POINT),
+        "constant": (*_predicted_alpha(params, (), feats, sweep.gpu_busy), EXPECTED),
+        "oracle_alpha": (fit_alpha(sweep, params.overlap_exponent), 0.0, POINT),
     }
     default = sweep.point(sweep.default_clock_mhz, "measured")
     regrets = {}
     choice = main_backend = None
-    for name, a in alphas.items():
+    for name, (a, rmse, rule) in variants.items():
         if math.isnan(a):
             regrets[name] = math.nan
             continue
-        backend = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=a)
-        opt = find_optimal_clock(backend, default_point=default)
+        opt, backend = _model_choice(model, sweep, obs, a, rmse, rule)
         regrets[name] = _regret(sweep, opt.sm_clock_mhz)
         if name == "main":
             choice, main_backend = opt, backend
+    alphas = {k: v[0] for k, v in variants.items()}
     assert choice is not None and main_backend is not None
     i_true = int(np.argmin(sweep.energy))
     i_model = int(np.argmin(np.abs(sweep.f - choice.sm_clock_mhz)))
@@ -185,16 +235,19 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
         energy_error_frac=float(choice.best.energy_j_per_img / sweep.energy[i_model] - 1.0),
         regret_frac=regrets["main"], regret_activity_frac=regrets["activity"],
         regret_counters_frac=regrets["counters"],
+        regret_counters_point_frac=regrets["counters_point"],
         regret_constant_alpha_frac=regrets["constant"],
         regret_oracle_alpha_frac=regrets["oracle_alpha"],
         regret_fixed_clock_frac=_regret(sweep, fixed), fixed_clock_mhz=fixed,
         regret_default_frac=float(e_default / sweep.energy.min() - 1.0),
-        alpha_predicted=alphas["main"], alpha_fitted=alphas["oracle_alpha"],
+        alpha_predicted=alphas["main"], alpha_counters=alphas["counters"],
+        alpha_fitted=alphas["oracle_alpha"],
         gpu_busy=math.nan if sweep.gpu_busy is None else sweep.gpu_busy,
         noise_frac=noise_frac(sweep), search_probes_recorded=fast.n_probes,
         search_steps_off_recorded=i_fast - i_full,
         search_regret_recorded_frac=_regret(sweep, fast.sm_clock_mhz),
         search_steps_off_modelled=i_model - i_mfull,
+        consistent_default_point=consistent_default_point(sweep),
     )
 
 
@@ -245,6 +298,7 @@ _VARIANT_FIELD = {
     "model (alpha from power_frac; before counters)": "regret_frac",
     "model (alpha from activity + power)": "regret_activity_frac",
     "model (alpha from compute share of counters)": "regret_counters_frac",
+    "model (compute share, point-estimate clock; before #17)": "regret_counters_point_frac",
     "model (constant alpha)": "regret_constant_alpha_frac",
     "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
     "fixed clock best on training workloads": "regret_fixed_clock_frac",
@@ -259,8 +313,13 @@ HOST_BOUND_BUSY = 0.5
 def summarise(gpu: str, results: Sequence[WorkloadResult], *, median_target: float = 0.03,
               worst_target: float = 0.10) -> list[Summary]:
     """One `Summary` per variant (model variants and baselines) for all workloads, and, where the
-    sweeps record the GPU-busy fraction, for the GPU-bound ones (busy >= `HOST_BOUND_BUSY`)."""
+    sweeps record the GPU-busy fraction, for the GPU-bound ones (busy >= `HOST_BOUND_BUSY`), and
+    where some sweeps fail `consistent_default_point`, for the others."""
     out = _summarise(gpu, "all", results, median_target, worst_target)
+    consistent = [r for r in results if r.consistent_default_point]
+    if len(consistent) < len(results):
+        out += _summarise(gpu, "consistent default point", consistent, median_target,
+                          worst_target)
     gpu_bound = [r for r in results if r.gpu_busy >= HOST_BOUND_BUSY]
     if any(not math.isnan(r.gpu_busy) for r in results):
         out += _summarise(gpu, f"gpu_busy>={HOST_BOUND_BUSY:g}", gpu_bound, median_target,
@@ -306,6 +365,8 @@ class GpuHoldOutResult(_CsvRow):
 
     ``band_low_frac``/``band_high_frac`` are the model's saving band at its chosen clock;
     ``measured_saving_in_band`` whether the measured saving at that clock lies inside it.
+    The chosen clock follows the ``expected`` rule; ``point_clock_mhz``/``regret_point_frac`` are
+    the ``point`` rule's (before issue #17).
     """
 
     gpu: str
@@ -323,6 +384,9 @@ class GpuHoldOutResult(_CsvRow):
     band_high_frac: float
     measured_saving_in_band: bool
     alpha_predictor: str
+    point_clock_mhz: float
+    regret_point_frac: float
+    consistent_default_point: bool
 
 
 @dataclass(frozen=True)
@@ -356,7 +420,8 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
     (`nasenergy.dvfs.generic.generic_params`) take the other GPUs' calibrated sets as references
     and only what NVML would report about the held-out GPU: its clocks (those of its sweeps), its
     power limit and idle power, and each workload's default-clock time, power and counters. The
-    chosen clock is scored on the workload's measured sweep.
+    chosen clock (``expected`` rule over the band of those references' shapes, never the held-out
+    GPU's own) is scored on the workload's measured sweep.
     """
     if len(gpus) < 2:
         raise ValueError("leave-one-GPU-out needs at least two GPUs")
@@ -385,8 +450,9 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
             feats = obs.features(params)
             used = next(a for a in params.alpha_predictors if a.usable_with(feats))
             alpha = model.alpha(obs)
-            opt = find_optimal_clock(ModelledBackend(model, obs, s.clocks_mhz, alpha=alpha),
-                                     default_point=s.point(s.default_clock_mhz, "measured"))
+            opt, _ = _model_choice(model, s, obs, alpha, used.rmse, EXPECTED,
+                                   shape_references=refs)
+            opt_point, _ = _model_choice(model, s, obs, alpha, choice=POINT)
             lo, hi = saving_band(params, obs, opt.sm_clock_mhz, alpha, shape_references=refs)
             i = int(np.argmin(np.abs(s.f - opt.sm_clock_mhz)))
             measured_saving = float(1.0 - s.energy[i] / s.energy[-1])
@@ -400,5 +466,8 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
                 predicted_saving_frac=opt.energy_saving_frac,
                 measured_saving_at_choice_frac=measured_saving, band_low_frac=lo,
                 band_high_frac=hi, measured_saving_in_band=bool(lo - 1e-12 <= measured_saving <= hi + 1e-12),
-                alpha_predictor="+".join(used.features) or "constant"))
+                alpha_predictor="+".join(used.features) or "constant",
+                point_clock_mhz=opt_point.sm_clock_mhz,
+                regret_point_frac=_regret(s, opt_point.sm_clock_mhz),
+                consistent_default_point=consistent_default_point(s)))
     return out
