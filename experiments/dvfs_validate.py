@@ -116,7 +116,7 @@ GENERIC_WORST_TARGET = 0.12
 def gpu_out_summary(held: list[GpuHoldOutResult]) -> list[dict[str, object]]:
     """One row per held-out GPU and subset (``all``; ``consistent default point`` where some of
     its sweeps fail `consistent_default_point`): regrets of the generic model under the
-    ``expected`` clock choice, under the ``point`` choice (before issue #17) and of the default
+    ``expected`` clock choice, under the ``point`` choice and of the default
     clock."""
     rows: list[dict[str, object]] = []
     for gpu in dict.fromkeys(r.gpu for r in held):
@@ -147,9 +147,9 @@ def gpu_out_summary(held: list[GpuHoldOutResult]) -> list[dict[str, object]]:
 
 def choice_before_after(summaries: list[Summary], held: list[GpuHoldOutResult] | None
                         ) -> list[str]:
-    """Markdown rows: point-estimate clock (before issue #17) vs expected-energy clock (after),
+    """Markdown rows: point-estimate clock vs expected-energy clock (after),
     leave one workload out (compute-share variant) and leave one GPU out (generic model)."""
-    before = "model (compute share, point-estimate clock; before #17)"
+    before = "model (compute share, point-estimate clock)"
     after = "model (alpha from compute share of counters)"
     lines = []
     for s in summaries:
@@ -285,8 +285,8 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
         "`nasenergy/dvfs/model.py`, `nasenergy.dvfs.api.choose_clock`): the mean of the modelled "
         "energy curves for alpha - r, alpha and alpha + r (r: the predictor's calibration "
         "residual, clipped to the predictors' range) and, for the generic model, each reference "
-        "GPU's shape. The row `compute share, point-estimate clock; before #17` is the rule "
-        "before issue #17: least point-estimate energy. Alpha fitted to the held-out sweep has "
+        "GPU's shape. The row `compute share, point-estimate clock` is the point "
+        "rule: least point-estimate energy. Alpha fitted to the held-out sweep has "
         "no residual and keeps the point rule. The figures reported at the chosen clock are the "
         "point estimate's in both rules.",
         "",
@@ -299,7 +299,7 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
         "",
         "Targets: median regret <= 3%, worst <= 10% on the data-centre GPUs (A100, V100).",
         "",
-        "## Clock choice under uncertainty (issue #17): before and after",
+        "## Clock choice under uncertainty: before and after",
         "",
         "Regret, median / worst, compute-share alpha where the sweeps have counters (the shipped "
         "model), power fraction on the GTX Titan X. Before: point-estimate clock; after: "
@@ -459,7 +459,7 @@ def readme(results: dict[str, list[WorkloadResult]], summaries: list[Summary],
                 f"{'yes' if r['meets_targets'] else 'no'} |")
         lines += ["", "Worst held-out workloads of the generic model:", "",
                   "| GPU | workload | measured best | generic model | regret | point-estimate "
-                  "clock (before #17) | its regret |", "|---|---|---|---|---|---|---|"]
+                  "clock | its regret |", "|---|---|---|---|---|---|---|"]
         for gpu in dict.fromkeys(r.gpu for r in held):
             for r in sorted((x for x in held if x.gpu == gpu), key=lambda x: -x.regret_frac)[:3]:
                 lines.append(f"| {gpu} | {r.workload} | {r.true_best_clock_mhz:.0f} MHz | "

@@ -164,7 +164,7 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
         clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
         choice: ``expected`` (default: the clock of least expected energy over the uncertainty
             band, equation 7 of `nasenergy.dvfs.model`) or ``point`` (least point-estimate
-            energy, the rule before issue #17). Either way the figures reported at the chosen
+            energy, the simpler rule, kept for comparison). Either way the figures reported at the chosen
             clock are the point estimate's.
 
     Returns:

@@ -78,7 +78,7 @@ reports the point estimate ``E(f*; alpha)`` there. Energy is not symmetric in
 the clock into the steep low-clock side, where time and static energy grow fast, while
 over-predicting it costs only the shallow voltage saving near the knee. The mean weighs that
 asymmetry (and the clipping at ``alpha_lo``); the ``point`` rule, ``argmin_f E(f; alpha)``, is
-the rule before issue #17. Every member reproduces the measured point at ``f0``, so the default
+the simpler rule, kept for comparison. Every member reproduces the measured point at ``f0``, so the default
 clock stays a candidate whose energy is known.
 
 Per-GPU parameters: ``P_s, f_knee, v_floor, q, beta, p`` and the alpha predictor; per workload:

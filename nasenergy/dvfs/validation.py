@@ -16,8 +16,8 @@ the workload's *measured* sweep:
 Every model variant with a *predicted* ``alpha`` chooses its clock by the ``expected`` rule
 (equation 7 of `nasenergy.dvfs.model`: least mean energy over ``alpha`` +/- the predictor's
 residual and, for generic sets, the reference shapes); ``regret_counters_point_frac`` keeps the
-compute-share variant under the ``point`` rule (least point-estimate energy, the rule before issue
-#17) for comparison. ``alpha`` fitted to the held-out sweep has no residual and uses the point rule.
+compute-share variant under the ``point`` rule (least point-estimate energy, the simpler rule) for
+comparison. ``alpha`` fitted to the held-out sweep has no residual and uses the point rule.
 
 It also checks the few-probe search against the exhaustive answer on the measured sweep
 (``recorded`` backend) and on the modelled curve that the search used.
@@ -298,7 +298,7 @@ _VARIANT_FIELD = {
     "model (alpha from power_frac; before counters)": "regret_frac",
     "model (alpha from activity + power)": "regret_activity_frac",
     "model (alpha from compute share of counters)": "regret_counters_frac",
-    "model (compute share, point-estimate clock; before #17)": "regret_counters_point_frac",
+    "model (compute share, point-estimate clock)": "regret_counters_point_frac",
     "model (constant alpha)": "regret_constant_alpha_frac",
     "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
     "fixed clock best on training workloads": "regret_fixed_clock_frac",
@@ -366,7 +366,7 @@ class GpuHoldOutResult(_CsvRow):
     ``band_low_frac``/``band_high_frac`` are the model's saving band at its chosen clock;
     ``measured_saving_in_band`` whether the measured saving at that clock lies inside it.
     The chosen clock follows the ``expected`` rule; ``point_clock_mhz``/``regret_point_frac`` are
-    the ``point`` rule's (before issue #17).
+    the ``point`` rule's.
     """
 
     gpu: str
