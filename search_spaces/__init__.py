@@ -19,6 +19,7 @@ from search_spaces._sss_arch import SSS_CHANNELS, SSSArch
 from search_spaces._sss_space import SSS_CELL, SSSSpace
 from search_spaces._tss_arch import TSS_EDGES, TSS_OPS, Edge, TSSArch
 from search_spaces._tss_features import TSS_FEATURE_NAMES
+from search_spaces._tss_paths import TSS_PATH_FEATURES
 from search_spaces._tss_space import TSS_CHANNELS, TSSSpace
 
 
@@ -32,6 +33,7 @@ __all__ = [
     "TSS_CHANNELS",
     "TSS_EDGES",
     "TSS_FEATURE_NAMES",
+    "TSS_PATH_FEATURES",
     "TSS_OPS",
     "Arch",
     "DatasetInfo",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from search_spaces._tss_arch import CONV_KERNEL_SIZE, NUM_NODES, TSS_EDGES, TSS_OPS, TSSArch
+from search_spaces._tss_paths import TSS_PATH_FEATURES, tss_path_features
 
 _OUTPUT = NUM_NODES - 1
 
@@ -27,8 +28,9 @@ not carrying ``none`` that lie on some path from the input node to the output no
 
 TSS_FEATURE_NAMES: tuple[str, ...] = tuple(
     f"edge_{edge}={op}" for edge in TSS_EDGES for op in TSS_OPS
-) + TSS_STRUCTURAL_FEATURES
-"""Names of the entries of `tss_features`: 30 one-hot entries (edge-major), then the structural ones."""
+) + TSS_STRUCTURAL_FEATURES + TSS_PATH_FEATURES
+"""Names of the entries of `tss_features`: 30 one-hot entries (edge-major), the structural ones,
+then the path summaries (`search_spaces._tss_paths.TSS_PATH_FEATURES`)."""
 
 
 def live_edges(arch: TSSArch) -> tuple[int, ...]:
@@ -60,7 +62,7 @@ def _longest_paths(arch: TSSArch, live: tuple[int, ...]) -> tuple[int, int]:
 
 
 def tss_features(arch: TSSArch) -> np.ndarray:
-    """The feature vector of `arch`, float64, laid out as `TSS_FEATURE_NAMES` (35 entries)."""
+    """The feature vector of `arch`, float64, laid out as `TSS_FEATURE_NAMES` (48 entries)."""
     one_hot = np.zeros((len(TSS_EDGES), len(TSS_OPS)))
     for position, op in enumerate(arch.ops):
         one_hot[position, TSS_OPS.index(op)] = 1.0
@@ -73,4 +75,4 @@ def tss_features(arch: TSSArch) -> np.ndarray:
         float(depth_edges),
         float(depth_convs),
     ]
-    return np.concatenate([one_hot.ravel(), np.asarray(structural)])
+    return np.concatenate([one_hot.ravel(), np.asarray(structural), np.asarray(tss_path_features(arch))])

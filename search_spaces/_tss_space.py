@@ -70,5 +70,6 @@ class TSSSpace(SearchSpace[TSSArch]):
         return NetworkSpec(TSS_CHANNELS, self.parse(arch).ops)
 
     def features(self, arch: TSSArch | str) -> np.ndarray:
-        """One-hot op per edge (30 entries) and 5 structural numbers; see `TSS_FEATURE_NAMES`."""
+        """One-hot op per edge (30 entries), 5 structural numbers and 13 path summaries; see
+        `TSS_FEATURE_NAMES`."""
         return tss_features(self.parse(arch))

@@ -10,6 +10,14 @@ smallest (``-inf`` below rank 1). With ``K = n`` this is jackknife+. The theory 
 coverage of at least ``1 - 2 alpha`` for each one-sided bound (``1 - alpha`` for split conformal
 and, in practice, for CV+ too).
 
+*Local calibration* (``local_margin``): accuracy residuals are heavy-tailed (a few broken cells
+far below their prediction, a few good ones far above), so a bound calibrated on every candidate
+is loose exactly where a filter needs it tight, among the good candidates. With a margin ``d``,
+the bound for ``x`` uses only the candidates whose out-of-fold prediction is at least
+``mu(x) - d`` (a Mondrian-style split of the calibration set by predicted accuracy), and, when
+fewer than ``ceil(1 / alpha)`` qualify (too few for a finite bound), the ``ceil(1 / alpha)``
+candidates whose out-of-fold predictions are nearest ``mu(x)``.
+
 The model is described by a name and JSON-serialisable hyper-parameters, and is refitted from its
 training data when loaded, so no pickles are ever written.
 """
@@ -112,6 +120,7 @@ class CVPlusRegressor:
         self._stacked: StackedTrees | None = None
         self._fold_of: np.ndarray = np.empty(0, dtype=int)
         self._residuals: np.ndarray = np.empty(0)
+        self._oof: np.ndarray = np.empty(0)
 
     @property
     def n_fit(self) -> int:
@@ -129,14 +138,14 @@ class CVPlusRegressor:
         rng = np.random.default_rng(self.seed)
         fold_of = np.empty(n, dtype=int)
         fold_of[rng.permutation(n)] = np.arange(n) % k
-        models, residuals = [], np.empty(n)
+        models, oof = [], np.empty(n)
         for f in range(k):
             held = fold_of == f
             model = make_estimator(self.estimator, self.params, self.seed + f)
             model.fit(X[~held], y[~held])
-            residuals[held] = y[held] - model.predict(X[held])
+            oof[held] = model.predict(X[held])
             models.append(model)
-        self._models, self._fold_of, self._residuals = models, fold_of, residuals
+        self._models, self._fold_of, self._residuals, self._oof = models, fold_of, y - oof, oof
         self._stacked = StackedTrees.from_pipelines(models)
         return self
 
@@ -149,19 +158,56 @@ class CVPlusRegressor:
             return self._stacked.predict(X)
         return np.vstack([m.predict(X) for m in self._models])
 
-    def predict_interval(self, X: np.ndarray, alpha: float) -> AccuracyInterval:
-        """Point predictions and one-sided bounds at level ``1 - alpha`` for each row of ``X``."""
+    def predict_interval(self, X: np.ndarray, alpha: float, local_margin: float | None = None) -> AccuracyInterval:
+        """Point predictions and one-sided bounds at level ``1 - alpha`` for each row of ``X``.
+
+        Args:
+            X: the candidates' feature rows.
+            alpha: one minus each bound's level, in (0, 1).
+            local_margin: calibrate each row's bounds only on the training rows predicted (out of
+                fold) at least this much below its prediction, or above (see the module's
+                *local calibration*); ``None``: on every training row.
+        """
         if not self._models:
             raise FilterError("the accuracy model is not fitted yet")
         if not 0 < alpha < 1:
             raise FilterError(f"alpha must be in (0, 1), got {alpha}")
+        if local_margin is not None and not local_margin >= 0:
+            raise FilterError(f"local_margin must be >= 0, got {local_margin}")
         X = np.atleast_2d(np.asarray(X, dtype=float))
         preds = self.fold_predictions(X)  # (K, m)
-        scores = np.sort(preds[self._fold_of] + self._residuals[:, None], axis=0)  # (n, m)
-        n = len(self._residuals)
-        hi_rank = math.ceil((1 - alpha) * (n + 1))
-        lo_rank = math.floor(alpha * (n + 1))
-        m = X.shape[0]
-        upper = scores[hi_rank - 1] if hi_rank <= n else np.full(m, math.inf)
-        lower = scores[lo_rank - 1] if lo_rank >= 1 else np.full(m, -math.inf)
-        return AccuracyInterval(predicted=preds.mean(axis=0), lower=lower, upper=upper)
+        predicted = preds.mean(axis=0)
+        scores = preds[self._fold_of] + self._residuals[:, None]  # (n, m)
+        if local_margin is None:
+            upper, lower = _ranked_bounds(np.sort(scores, axis=0), alpha)
+        else:
+            upper, lower = np.empty(len(predicted)), np.empty(len(predicted))
+            for j, mu in enumerate(predicted):
+                rows = calibration_rows(self._oof, float(mu), float(local_margin), alpha)
+                hi, lo = _ranked_bounds(np.sort(scores[rows, j])[:, None], alpha)
+                upper[j], lower[j] = hi[0], lo[0]
+        return AccuracyInterval(predicted=predicted, lower=lower, upper=upper)
+
+
+def calibration_rows(oof: np.ndarray, mu: float, margin: float, alpha: float) -> np.ndarray:
+    """Indices of the training rows that calibrate a candidate predicted ``mu``: those whose
+    out-of-fold prediction is at least ``mu - margin``, or, when fewer than ``ceil(1 / alpha)``
+    (the fewest giving a finite bound at level ``1 - alpha``) qualify, that many rows whose
+    out-of-fold predictions are nearest ``mu`` (all rows when there are fewer)."""
+    oof = np.asarray(oof, dtype=float)
+    rows = np.flatnonzero(oof >= mu - margin)
+    need = min(len(oof), math.ceil(1 / alpha - 1e-9))
+    if len(rows) >= need:
+        return rows
+    return np.sort(np.argsort(np.abs(oof - mu), kind="stable")[:need])
+
+
+def _ranked_bounds(sorted_scores: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) one-sided bounds at level ``1 - alpha`` from the ``(n, m)`` sorted CV+
+    scores: the ``ceil((1 - alpha)(n + 1))``-th and ``floor(alpha (n + 1))``-th smallest."""
+    n, m = sorted_scores.shape
+    hi_rank = math.ceil((1 - alpha) * (n + 1))
+    lo_rank = math.floor(alpha * (n + 1))
+    upper = sorted_scores[hi_rank - 1] if hi_rank <= n else np.full(m, math.inf)
+    lower = sorted_scores[lo_rank - 1] if lo_rank >= 1 else np.full(m, -math.inf)
+    return upper, lower

@@ -39,6 +39,12 @@ from nasenergy.measurement import Measurement
 from nasenergy.pareto import ParetoFront, dominating_index
 
 
+DEFAULT_LOCAL_MARGIN = 3.0
+"""Default `DominanceFilter` ``local_margin``, in accuracy percentage points. On the TSS space
+(CIFAR-10, TPE's proposals) it tightens the median bound from about 5 to 3 points above the truth
+at the same share of non-dominated candidates admitted."""
+
+
 class AccuracyEstimate(NamedTuple):
     """A candidate's predicted accuracy with one-sided conformal bounds (level ``target_recall``)."""
 
@@ -68,6 +74,11 @@ class DominanceFilter(UtilizationFilter):
             `nasenergy.filter.energy_bound`); default `ScaledBound()`. Pass a dict to build a
             `ScaledBound` from its fields. A custom callable is not saved: give it again to
             `load`.
+        local_margin: calibrate a candidate's accuracy bound only on the evaluated candidates
+            predicted at least its prediction minus this many accuracy units (percentage
+            points), see `nasenergy.filter.conformal` (*local calibration*); ``None`` calibrates
+            on all of them. The residuals of badly predicted poor cells then no longer widen the
+            bound of the good candidates, which decide the front.
     """
 
     mode = "dominance"
@@ -84,6 +95,7 @@ class DominanceFilter(UtilizationFilter):
         refit_growth: float = 0.25,
         objectives: Sequence[str] = DEFAULT_OBJECTIVES,
         energy_bound: EnergyBound | dict[str, Any] | None = None,
+        local_margin: float | None = DEFAULT_LOCAL_MARGIN,
     ) -> None:
         super().__init__()
         if not 0 < target_recall < 1:
@@ -113,6 +125,9 @@ class DominanceFilter(UtilizationFilter):
         if not callable(energy_bound):
             raise FilterError("energy_bound must be callable (measurement -> optimistic figures)")
         self.energy_bound = energy_bound
+        if local_margin is not None and not (math.isfinite(float(local_margin)) and float(local_margin) >= 0):
+            raise FilterError(f"local_margin must be a finite number >= 0 or None, got {local_margin}")
+        self.local_margin = None if local_margin is None else float(local_margin)
         make_estimator(estimator, self.estimator_params, self.seed)  # validate early
         self._model: CVPlusRegressor | None = None
         self._n_at_fit = 0
@@ -136,6 +151,7 @@ class DominanceFilter(UtilizationFilter):
             "refit_growth": self.refit_growth,
             "objectives": list(self.objectives),
             "energy_bound": bound,
+            "local_margin": self.local_margin,
         }
 
     def _state(self) -> dict[str, Any]:
@@ -196,7 +212,7 @@ class DominanceFilter(UtilizationFilter):
         if model is None:
             return None
         x = self._features_of(measurement, features)
-        iv = model.predict_interval(x[None, :], 1 - self.target_recall)
+        iv = model.predict_interval(x[None, :], 1 - self.target_recall, local_margin=self.local_margin)
         return AccuracyEstimate(float(iv.predicted[0]), float(iv.lower[0]), float(iv.upper[0]))
 
     def _features_of(self, measurement: Measurement, features: Sequence[float] | np.ndarray | None) -> np.ndarray:

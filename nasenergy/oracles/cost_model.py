@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nasenergy.oracles.data import BenchmarkData
-from search_spaces import get_space
+from search_spaces import TSS_PATH_FEATURES, get_space
 
 MIN_FIT_ARCHS = 50
 """Fewest architectures with recorded times to fit the rate model on."""
@@ -63,6 +63,9 @@ def design_matrix(space_name: str) -> np.ndarray:
     """Regressors of every architecture of a space, in official order, with an intercept column."""
     space = get_space(space_name)
     features = np.array([space.features(arch) for arch in space.enumerate()], dtype=np.float64)
+    if space_name == "tss":  # rates are additive in the ops: the path summaries are for accuracy predictors
+        keep = [i for i, name in enumerate(space.feature_names) if name not in TSS_PATH_FEATURES]
+        features = features[:, keep]
     if space_name == "sss":
         widths = features
         features = np.hstack([widths, widths**2, widths[:, :-1] * widths[:, 1:]])
