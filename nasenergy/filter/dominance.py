@@ -41,8 +41,10 @@ from nasenergy.pareto import ParetoFront, dominating_index
 
 DEFAULT_LOCAL_MARGIN = 3.0
 """Default `DominanceFilter` ``local_margin``, in accuracy percentage points. On the TSS space
-(CIFAR-10, TPE's proposals) it tightens the median bound from about 5 to 3 points above the truth
-at the same share of non-dominated candidates admitted."""
+with the TSS path features (``results/search_efficiency``, 200 evaluations, recall 0.95) the filter
+matched 0.955 of the CIFAR-10 true front (20 seeds) and 0.745 of the CIFAR-100 one (10 seeds),
+against 0.952 and 0.668 with neither the path features nor the local calibration; no run stalled.
+``None`` calibrates on every evaluated candidate."""
 
 
 class AccuracyEstimate(NamedTuple):

@@ -73,10 +73,11 @@ def default_target_recall(filter_mode: str) -> float:
     on the recorded H200 profile of deployed networks (5,795 of 6,040 classes): the share of the
     true front's points a run matched (front recall) was 0.959 at 0.95, 0.947 at 0.8 (3 of 20
     runs stopped as stalled) and 0.808 at 0.5 (all 20 stalled), against 0.947 for TPE alone; on
-    the complete profile (all 6,040) 0.952, 0.950 (3 stalled), 0.809 (all stalled) and 0.947,
-    and on CIFAR-100 0.668 at 0.95, 0.705 at 0.8 (3 of 10 stalled), 0.527 without a filter. On
-    CIFAR-100 (10 seeds, data the choice did not see) 0.8 matched more (0.764 against 0.673 at
-    0.95 and 0.518 without a filter) but stalled 2 runs of 10; 0.95 never stalled, so the main
+    the complete profile (all 6,040) 0.952, 0.950 (3 stalled), 0.809 (all stalled) and 0.947.
+    With the path features and the locally calibrated bound (``local_margin``) the order holds:
+    0.955, 0.941 (12 stalled), 0.849 (all stalled) against 0.947; on CIFAR-100 (10 seeds, data
+    the choice did not see) 0.745 at 0.95 (none stalled), 0.695 at 0.8 (5 of 10 stalled), 0.527
+    without a filter. 0.95 never stalled, so the main
     job spends its budget. (On the earlier profile of networks as built, whose figures were not
     those of the deployed networks, 0.8 had been the better choice.) The threshold filter keeps
     its own 0.95 (it learns a plain utilization cut-off; lower recalls cut more of the front).
