@@ -23,6 +23,7 @@ import dataclasses
 import math
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -145,18 +146,25 @@ def gpu_out_summary(held: list[GpuHoldOutResult]) -> list[dict[str, object]]:
     return rows
 
 
+def variant_pairs(summaries: list[Summary], before: str, after: str
+                  ) -> Iterator[tuple[Summary, Summary | None]]:
+    """Each summary of variant ``before`` with the summary of variant ``after`` for the same GPU
+    and subset (None where there is none)."""
+    for s in summaries:
+        if s.variant == before:
+            yield s, next((x for x in summaries if x.gpu == s.gpu and x.subset == s.subset
+                           and x.variant == after), None)
+
+
 def choice_before_after(summaries: list[Summary], held: list[GpuHoldOutResult] | None
                         ) -> list[str]:
     """Markdown rows: point-estimate clock vs expected-energy clock (after),
     leave one workload out (compute-share variant) and leave one GPU out (generic model)."""
-    before = "model (compute share, point-estimate clock)"
-    after = "model (alpha from compute share of counters)"
     lines = []
-    for s in summaries:
-        if s.variant != before:
+    for s, a in variant_pairs(summaries, "model (compute share, point-estimate clock)",
+                              "model (alpha from compute share of counters)"):
+        if a is None:
             continue
-        a = next(x for x in summaries if x.gpu == s.gpu and x.subset == s.subset
-                 and x.variant == after)
         lines.append(f"| leave one workload out | {s.gpu} [{s.subset}] | {s.n_workloads} | "
                      f"{_fmt(s.regret_median)} / {_fmt(s.regret_max)} | "
                      f"{_fmt(a.regret_median)} / {_fmt(a.regret_max)} |")
@@ -240,14 +248,9 @@ def inconsistent_lines(sets: dict[str, list], held: list[GpuHoldOutResult] | Non
 
 def before_after(summaries: list[Summary]) -> list[str]:
     """Markdown rows: power-fraction clock sensitivity (before) vs compute share (after)."""
-    before = "model (alpha from power_frac; before counters)"
-    after = "model (alpha from compute share of counters)"
     lines = []
-    for s in summaries:
-        if s.variant != before:
-            continue
-        a = next((x for x in summaries if x.gpu == s.gpu and x.subset == s.subset
-                  and x.variant == after), None)
+    for s, a in variant_pairs(summaries, "model (alpha from power_frac; before counters)",
+                              "model (alpha from compute share of counters)"):
         lines.append(
             f"| {s.gpu} [{s.subset}] | {s.n_workloads} | {_fmt(s.regret_median)} | "
             f"{_fmt(s.regret_max)} | {_fmt(a.regret_median) if a else 'n/a'} | "
