@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.dvfs.api import band_members, optimal_clock_for
-from nasenergy.dvfs.backends import ExpectedBackend
+from nasenergy.dvfs.api import clock_backend, optimal_clock_for
 from nasenergy.dvfs.model import DvfsModel, observation_from_measurement
 from nasenergy.dvfs.params import GpuDvfsParams, extrapolate_params, shipped_params
 from nasenergy.dvfs.points import BOUNDED_SLOWDOWN, MIN_EDP, MIN_ENERGY, OptimalClock
@@ -95,9 +94,8 @@ def _cell_result(r: dict[str, str], prm: GpuDvfsParams, model: DvfsModel, mode: 
     m = measurement_from_row(r)
     opt = optimal_clock_for(m, params=prm, mode=mode, max_slowdown=slow)
     obs = observation_from_measurement(m, prm)
-    alpha = model.alpha(obs)  # the curve the search used: expected energy over the band (eq. 7)
-    full = exhaustive_search(ExpectedBackend(model, obs, band_members(prm, obs, alpha), alpha=alpha),
-                             mode=mode, max_slowdown=slow,
+    # the curve the search used: expected energy over the band (eq. 7)
+    full = exhaustive_search(clock_backend(model, obs), mode=mode, max_slowdown=slow,
                              default_point=opt.default)
     grid = prm.supported_clocks_mhz
     row = {

@@ -37,6 +37,7 @@ _EXPORTS = {
     "ClockPermissionError": "control", "ClockControlInterrupted": "control",
     "optimal_clock_for": "api", "optimistic_energy_bound": "api", "show_curve": "api",
     "resolve_params": "api", "saving_band": "api", "band_members": "api", "choose_clock": "api",
+    "clock_backend": "api", "search_clock": "api",
     "GpuFacts": "generic", "generic_params": "generic", "GENERIC_LABEL": "generic",
 }
 

@@ -97,6 +97,41 @@ def saving_band(params: GpuDvfsParams, obs: WorkloadObservation, sm_clock_mhz: f
     return min(savings), max(savings)
 
 
+def clock_backend(model: DvfsModel, obs: WorkloadObservation, *, alpha: float | None = None,
+                  clocks_mhz: Sequence[float] | None = None, choice: str = EXPECTED,
+                  shape_references: Sequence[GpuDvfsParams] | None = None,
+                  rmse: float | None = None) -> ModelledBackend:
+    """The modelled curve the clock search of a clock-choice rule searches: the point estimate's
+    (``point``), or the mean over the band members (``expected``, `ExpectedBackend` over
+    `band_members`). Arguments as `choose_clock`.
+
+    Raises:
+        UsageError: unknown choice.
+    """
+    if choice not in CHOICES:
+        raise UsageError(f"unknown clock choice {choice!r}; choose from {', '.join(CHOICES)}")
+    a = model.alpha(obs) if alpha is None else float(alpha)
+    if choice == POINT:
+        return ModelledBackend(model, obs, clocks_mhz, alpha=a)
+    members = band_members(model.params, obs, a, shape_references=shape_references, rmse=rmse)
+    return ExpectedBackend(model, obs, members, clocks_mhz, alpha=a)
+
+
+def search_clock(backend: ModelledBackend, default: ClockPoint, *, mode: str = MIN_ENERGY,
+                 max_slowdown: float | None = None) -> OptimalClock:
+    """`find_optimal_clock` on a `clock_backend`, reporting the point estimate's operating point
+    at the clock found, so the figures at the chosen clock are those of the model's curve
+    (`DvfsModel.curve`) whichever rule chose it."""
+    opt = find_optimal_clock(backend, mode=mode, max_slowdown=max_slowdown, default_point=default)
+    if not isinstance(backend, ExpectedBackend):
+        return opt
+    best = (opt.default if abs(opt.sm_clock_mhz - default.sm_clock_mhz) < 1e-6
+            else backend.point_probe(opt.sm_clock_mhz))
+    return dataclasses.replace(
+        opt, best=best, energy_saving_frac=1.0 - best.energy_j_per_img / default.energy_j_per_img,
+        throughput_change_frac=best.throughput_img_per_s / default.throughput_img_per_s - 1.0)
+
+
 def choose_clock(model: DvfsModel, obs: WorkloadObservation, default: ClockPoint, *,
                  alpha: float | None = None, clocks_mhz: Sequence[float] | None = None,
                  mode: str = MIN_ENERGY, max_slowdown: float | None = None,
@@ -106,8 +141,8 @@ def choose_clock(model: DvfsModel, obs: WorkloadObservation, default: ClockPoint
 
     ``point`` searches the point-estimate curve. ``expected`` (equation 7 of
     `nasenergy.dvfs.model`) searches the mean of the band members' curves (`band_members`), then
-    reports the point-estimate operating point at the clock it found, so the figures at the
-    chosen clock are those of the model's curve (`DvfsModel.curve`) either way.
+    reports the point-estimate operating point at the clock it found (`clock_backend`,
+    `search_clock`).
 
     Args:
         model: the GPU's model.
@@ -122,22 +157,9 @@ def choose_clock(model: DvfsModel, obs: WorkloadObservation, default: ClockPoint
     Raises:
         UsageError: unknown choice (and as `find_optimal_clock`).
     """
-    if choice not in CHOICES:
-        raise UsageError(f"unknown clock choice {choice!r}; choose from {', '.join(CHOICES)}")
-    a = model.alpha(obs) if alpha is None else float(alpha)
-    point = ModelledBackend(model, obs, clocks_mhz, alpha=a)
-    if choice == POINT:
-        return find_optimal_clock(point, mode=mode, max_slowdown=max_slowdown,
-                                  default_point=default)
-    members = band_members(model.params, obs, a, shape_references=shape_references, rmse=rmse)
-    expected = ExpectedBackend(model, obs, members, clocks_mhz, alpha=a)
-    opt = find_optimal_clock(expected, mode=mode, max_slowdown=max_slowdown,
-                             default_point=default)
-    best = (opt.default if abs(opt.sm_clock_mhz - default.sm_clock_mhz) < 1e-6
-            else point.probe(opt.sm_clock_mhz))
-    return dataclasses.replace(
-        opt, best=best, energy_saving_frac=1.0 - best.energy_j_per_img / default.energy_j_per_img,
-        throughput_change_frac=best.throughput_img_per_s / default.throughput_img_per_s - 1.0)
+    backend = clock_backend(model, obs, alpha=alpha, clocks_mhz=clocks_mhz, choice=choice,
+                            shape_references=shape_references, rmse=rmse)
+    return search_clock(backend, default, mode=mode, max_slowdown=max_slowdown)
 
 
 def _setup(measurement: Measurement, params: GpuDvfsParams | None

@@ -121,6 +121,10 @@ class ExpectedBackend(ModelledBackend):
         point = self.model.curve(self.observation, clocks, alpha=self.alpha)
         return point.time_s_per_img, np.mean([c.energy_j_per_img for c in curves], axis=0)
 
+    def point_probe(self, sm_clock_mhz: float) -> ClockPoint:
+        """The point estimate's operating point at a clock (`ModelledBackend.probe`)."""
+        return super().probe(sm_clock_mhz)
+
     def probe(self, sm_clock_mhz: float) -> ClockPoint:
         if self._table is None:  # one vectorised pass over every offered clock
             t, e = self._mean(self._clocks)

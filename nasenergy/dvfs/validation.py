@@ -43,13 +43,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.backends import ExpectedBackend, ModelledBackend, RecordedBackend
+from nasenergy.dvfs.backends import RecordedBackend
 from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
-from nasenergy.dvfs.api import EXPECTED, POINT, band_members, saving_band
+from nasenergy.dvfs.api import EXPECTED, POINT, clock_backend, saving_band, search_clock
 from nasenergy.dvfs.generic import GpuFacts, generic_params
 
 
@@ -137,22 +137,12 @@ def _regret(sweep: Sweep, clock_mhz: float) -> float:
 def _model_choice(model: DvfsModel, sweep: Sweep, obs: WorkloadObservation, alpha: float,
                   rmse: float = 0.0, choice: str = EXPECTED,
                   shape_references: Sequence[GpuDvfsParams] | None = None):
-    """The model's clock for a held-out sweep under `choice`, and the backend searched.
-
-    The returned clock's figures are the point estimate's (as `nasenergy.dvfs.api.choose_clock`);
-    ``expected`` averages over `nasenergy.dvfs.api.band_members` with residual `rmse`."""
-    point = ModelledBackend(model, obs, sweep.clocks_mhz, alpha=alpha)
-    default = sweep.point(sweep.default_clock_mhz, "measured")
-    if choice == POINT:
-        return find_optimal_clock(point, default_point=default), point
-    members = band_members(model.params, obs, alpha, shape_references=shape_references, rmse=rmse)
-    backend = ExpectedBackend(model, obs, members, sweep.clocks_mhz, alpha=alpha)
-    opt = find_optimal_clock(backend, default_point=default)
-    best = (default if abs(opt.sm_clock_mhz - default.sm_clock_mhz) < 1e-6
-            else point.probe(opt.sm_clock_mhz))
-    return dataclasses.replace(
-        opt, best=best, energy_saving_frac=1.0 - best.energy_j_per_img / default.energy_j_per_img
-    ), backend
+    """The model's clock for a held-out sweep under `choice`, and the backend searched
+    (`nasenergy.dvfs.api.clock_backend`, `nasenergy.dvfs.api.search_clock`); ``expected``
+    averages over `nasenergy.dvfs.api.band_members` with residual `rmse`."""
+    backend = clock_backend(model, obs, alpha=alpha, clocks_mhz=sweep.clocks_mhz, choice=choice,
+                            shape_references=shape_references, rmse=rmse)
+    return search_clock(backend, sweep.point(sweep.default_clock_mhz, "measured")), backend
 
 
 def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
