@@ -33,3 +33,13 @@ def test_formats_follow_the_request_and_the_network():
     assert host_copies(_conv_net(), "fp32", channels_last=False).formats == [False]
     assert memory_formats(torch.nn.Sequential(torch.nn.Linear(4, 2)), None) == [False]
     assert host_copies(torch.nn.Sequential(torch.nn.Linear(4, 2)), "fp32").formats == [False]
+
+
+def test_a_later_format_must_be_faster_by_more_than_the_tie_margin():
+    from nasenergy.hardware.cuda_meter import FORMAT_TIE_FRAC, takes_over
+
+    assert FORMAT_TIE_FRAC == 0.02
+    assert not takes_over(0.99, 1.0)          # 1 % faster: a tie, channels-last (probed first) stays
+    assert not takes_over(1.01, 1.0)
+    assert takes_over(0.97, 1.0)              # 3 % faster: contiguous is chosen
+    assert takes_over(0.99, 1.0, tie_frac=0.0)  # no margin: plain "the faster"
