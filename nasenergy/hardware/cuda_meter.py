@@ -385,8 +385,9 @@ class CudaMeter:
             model: the network, or `HostCopies` of it made ahead for this precision (then only
                 their memory formats are tried).
             channels_last: the memory format; ``None`` (default) probes channels-last and
-                contiguous (for networks with convolutions) and measures in the faster (a tie within ``format_tie_frac`` keeps channels-last), as a
-                deployer would. The result's ``memory_format`` says which.
+                contiguous (for networks with convolutions) and measures in the faster, as a
+                deployer would (a tie within ``format_tie_frac`` keeps channels-last). The
+                result's ``memory_format`` says which.
         """
         import torch
 
