@@ -31,6 +31,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
+from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload
+from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows
+from profile_tss_space import class_order, prepare
+from search_spaces import get_space
 
 SOURCES = ("counter_1tick", "counter_2tick", "instant")
 WINDOW_COLUMNS = ("pass", "arch_index", "source", "window", "energy_j", "host_s", "images", "device_s",
@@ -145,10 +149,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     import pynvml
     import torch
 
-    from profile_tss_space import class_order, prepare
-    from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload
-    from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows
-    from search_spaces import get_space
 
     if not torch.cuda.is_available():
         print("error: the probe needs a CUDA GPU", file=sys.stderr)
