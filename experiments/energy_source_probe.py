@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
-from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload
+from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload, backlog_steps
 from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows
 from profile_tss_space import class_order, prepare
 from search_spaces import get_space
@@ -182,10 +182,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 x = torch.randn((1024, 3, 32, 32), device="cuda", dtype=torch.float16).contiguous(
                     memory_format=torch.channels_last)
                 step, keep = meter._make_step(net, x)
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record(); step(); end.record(); end.synchronize()
-                one_s = start.elapsed_time(end) / 1000
-                work = _StreamWorkload(step, 1024, min(1000, max(2, int(0.02 / max(one_s, 1e-6)) + 1)))
+                (one_s,) = meter._time_repeats(step, 1, 1)
+                work = _StreamWorkload(step, 1024, backlog_steps(one_s))
                 if p == 0 and not rows:
                     info["periods"] = probe_periods(pynvml, handle, work, 1.5)
                 plans = [("reference", CounterSource(counter), 1, args.reference_s),

@@ -72,6 +72,11 @@ if TYPE_CHECKING:
 ENERGY_BASES = ("total", "above_idle")
 
 
+def backlog_steps(step_s: float) -> int:
+    """Forward passes to keep queued while energy windows run: about 20 ms of work (2 to 1,000)."""
+    return min(1000, max(2, math.ceil(0.02 / max(step_s, 1e-6))))
+
+
 class _StreamWorkload:
     """Keeps a short backlog of forward passes queued on the current CUDA stream."""
 
@@ -451,8 +456,7 @@ class CudaMeter:
                 self.last_counters = None
                 self.last_busy_frac = None
                 if source is not None:
-                    backlog = min(1000, max(2, math.ceil(0.02 / max(one_s, 1e-6))))
-                    workload = _StreamWorkload(step, batch_size, backlog)
+                    workload = _StreamWorkload(step, batch_size, backlog_steps(one_s))
 
                     def run_windows() -> tuple[list[EnergyWindow], GpuCounters | None]:
                         counters = CounterWindow(self.nvml_device)
