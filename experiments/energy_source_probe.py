@@ -9,8 +9,12 @@ shorter window would give on the GPU it runs on:
 2. **Per network** (deployed TSS networks at fp16 batch 1024, channels-last, CUDA graphs), energy
    per image from: a reference counter window of at least ``--reference-s``; counter windows of
    one and two counter updates; windows of ``--instant-s`` integrating the instantaneous power
-   field. Every class is measured in two passes, so each source's pass-to-pass agreement is
-   measured too, alongside its difference from the reference.
+   field; windows of ``--samples-s`` averaging the power-sample buffer (its samples' own
+   timestamps pick the samples inside the window; the host waits until the buffer holds a sample
+   past the window's end, and that wait is part of the cost). Every class is measured in two
+   passes, so each source's pass-to-pass agreement is measured too, alongside its difference from
+   the reference; ``first``: the same for each source's first window alone, as a profiler taking
+   one window per setting would see it.
 
     PYTHONPATH=. python3 experiments/energy_source_probe.py run --classes 40 --out DIR
     python experiments/energy_source_probe.py summarise DIR/windows.csv --out results/energy_sources
@@ -27,6 +31,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -36,7 +41,7 @@ from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_en
 from profile_tss_space import class_order, prepare
 from search_spaces import get_space
 
-SOURCES = ("counter_1tick", "counter_2tick", "instant")
+SOURCES = ("counter_1tick", "counter_2tick", "instant", "samples")
 WINDOW_COLUMNS = ("pass", "arch_index", "source", "window", "energy_j", "host_s", "images", "device_s",
                   "energy_j_per_img", "cost_s")
 
@@ -57,9 +62,13 @@ def summarise(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         key = (str(r["source"]), int(r["pass"]), str(r["arch_index"]))
         per[key].append(float(r["energy_j_per_img"]))
         cost[key] = float(r["cost_s"])
+        if str(r["source"]) != "reference" and int(r["window"]) == 0:
+            first = (f"{r['source']}_first", key[1], key[2])
+            per[first].append(float(r["energy_j_per_img"]))
+            cost[first] = float(r["cost_s"])
     med = {k: statistics.median(v) for k, v in per.items()}
     out = []
-    for source in ("reference",) + SOURCES:
+    for source in ("reference",) + tuple(x for s in SOURCES for x in (s, f"{s}_first")):
         vs_ref, vs_pass, costs = [], [], []
         for (s, p, a), e in med.items():
             if s != source:
@@ -110,6 +119,70 @@ def _field_reader(nvml: Any, handle: Any, field_id: int) -> Callable[[], tuple[f
         return float(getattr(v.value, names.get(v.valueType, "uiVal"))) / 1000.0, int(v.timestamp)
 
     return read
+
+
+def _sample_reader(nvml: Any, handle: Any) -> Callable[[int], list[tuple[int, float]]]:
+    """A reader of the power-sample buffer: the samples after a timestamp, as (microseconds, watts)."""
+    kind = getattr(nvml, "NVML_TOTAL_POWER_SAMPLES", 0)
+
+    def read(since_us: int) -> list[tuple[int, float]]:
+        try:
+            _, samples = nvml.nvmlDeviceGetSamples(handle, kind, since_us)
+        except nvml.NVMLError_NotFound:  # no sample newer than `since_us` yet
+            return []
+        return sorted((int(s.timeStamp), float(s.sampleValue.uiVal) / 1000.0)
+                      for s in samples if int(s.timeStamp) > since_us)
+
+    return read
+
+
+@dataclass
+class SampleWindow:
+    """One window of the power-sample source (``lag_s``: how long after the window's end the host
+    waited for a sample past it)."""
+
+    energy_j: float
+    host_s: float
+    images: int
+    device_s: float
+    samples: int
+    lag_s: float
+
+    @property
+    def energy_j_per_img(self) -> float:
+        return self.energy_j / self.host_s * self.device_s / self.images
+
+
+def sample_windows(read: Callable[[int], list[tuple[int, float]]], workload: Any, n_windows: int,
+                   window_s: float, wall: Callable[[], float] = time.time,
+                   timeout_s: float = 2.0) -> list[SampleWindow]:
+    """`n_windows` consecutive windows of `window_s` host seconds (wall clock, the buffer's time
+    base): each window's mean power is the mean of the buffered samples stamped inside it."""
+    since = int(wall() * 1e6)
+    edges = []
+    t = wall()
+    for k in range(n_windows + 1):
+        while wall() < t + k * window_s:
+            workload.keep_busy()
+        edges.append((wall(), workload.mark()))
+    end_us = int(edges[-1][0] * 1e6)
+    got: list[tuple[int, float]] = []
+    deadline = wall() + timeout_s
+    while not got or got[-1][0] < end_us:
+        workload.keep_busy()
+        got += read(got[-1][0] if got else since)
+        if wall() > deadline:
+            raise RuntimeError("the power-sample buffer did not reach the window's end")
+    lag_s = wall() - edges[-1][0]
+    out = []
+    for (t0, m0), (t1, m1) in zip(edges, edges[1:]):
+        inside = [p for ts, p in got if t0 * 1e6 <= ts < t1 * 1e6]
+        if not inside:
+            raise RuntimeError(f"no power sample inside a {window_s} s window")
+        images, device_s = workload.between(m0, m1)
+        out.append(SampleWindow(energy_j=statistics.fmean(inside) * (t1 - t0), host_s=t1 - t0,
+                                images=images, device_s=device_s, samples=len(inside), lag_s=lag_s))
+    return out
 
 
 def probe_periods(nvml: Any, handle: Any, workload: Any, seconds: float) -> dict[str, Any]:
@@ -163,6 +236,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     meter = CudaMeter(measure_energy=False)
     instant = _field_reader(pynvml, handle, getattr(pynvml, "NVML_FI_DEV_POWER_INSTANT", 186))
     counter = lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)  # noqa: E731
+    samples = _sample_reader(pynvml, handle)
+    lags: list[float] = []
+    counts: list[int] = []
     info: dict[str, Any] = {"device": pynvml.nvmlDeviceGetName(handle),
                             "uuid": pynvml.nvmlDeviceGetUUID(handle),
                             "driver": pynvml.nvmlSystemGetDriverVersion(),
@@ -190,9 +266,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                          ("counter_1tick", CounterSource(counter), 3, 0.05),
                          ("counter_2tick", CounterSource(counter), 2, 0.15),
                          ("instant", PowerSampler(lambda: instant()[0]), 3, args.instant_s)][:4 if has_instant else 3]
-                for name, source, n, min_s in plans:
+                for name, source, n, min_s in plans + [("samples", None, 3, args.samples_s)]:
                     t0 = time.perf_counter()
-                    wins = run_energy_windows(source, work, time.perf_counter, n_windows=n, min_window_s=min_s)
+                    if source is None:
+                        wins = sample_windows(samples, work, n, min_s)
+                        lags.append(wins[0].lag_s)
+                        counts.extend(w.samples for w in wins)
+                    else:
+                        wins = run_energy_windows(source, work, time.perf_counter, n_windows=n, min_window_s=min_s)
                     cost = time.perf_counter() - t0
                     for k, w in enumerate(wins):
                         rows.append({"pass": p, "arch_index": space.index(arch), "source": name, "window": k,
@@ -203,6 +284,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 step = keep = net = x = work = None
                 torch.cuda.empty_cache()
             print(f"pass {p} done", flush=True)
+    if lags:
+        info["samples"] = {"window_s": args.samples_s, "samples_per_window_median": statistics.median(counts),
+                           "lag_s_median": statistics.median(lags), "lag_s_max": max(lags)}
     info["sm_clock_mhz_at_end"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
     pynvml.nvmlShutdown()
     with open(args.out / "windows.csv", "w", newline="") as f:
@@ -238,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--reference-s", type=float, default=1.0)
     r.add_argument("--instant-s", type=float, default=0.1)
+    r.add_argument("--samples-s", type=float, default=0.1)
     r.add_argument("--out", type=Path, required=True)
     r.set_defaults(func=cmd_run)
     s = sub.add_parser("summarise", help="summarise windows.csv")
