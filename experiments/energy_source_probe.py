@@ -31,13 +31,13 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload, backlog_steps
-from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows
+from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows, run_sample_windows
+from nasenergy.hardware.nvml import open_device
 from profile_tss_space import class_order, prepare
 from search_spaces import get_space
 
@@ -121,70 +121,6 @@ def _field_reader(nvml: Any, handle: Any, field_id: int) -> Callable[[], tuple[f
     return read
 
 
-def _sample_reader(nvml: Any, handle: Any) -> Callable[[int], list[tuple[int, float]]]:
-    """A reader of the power-sample buffer: the samples after a timestamp, as (microseconds, watts)."""
-    kind = getattr(nvml, "NVML_TOTAL_POWER_SAMPLES", 0)
-
-    def read(since_us: int) -> list[tuple[int, float]]:
-        try:
-            _, samples = nvml.nvmlDeviceGetSamples(handle, kind, since_us)
-        except nvml.NVMLError_NotFound:  # no sample newer than `since_us` yet
-            return []
-        return sorted((int(s.timeStamp), float(s.sampleValue.uiVal) / 1000.0)
-                      for s in samples if int(s.timeStamp) > since_us)
-
-    return read
-
-
-@dataclass
-class SampleWindow:
-    """One window of the power-sample source (``lag_s``: how long after the window's end the host
-    waited for a sample past it)."""
-
-    energy_j: float
-    host_s: float
-    images: int
-    device_s: float
-    samples: int
-    lag_s: float
-
-    @property
-    def energy_j_per_img(self) -> float:
-        return self.energy_j / self.host_s * self.device_s / self.images
-
-
-def sample_windows(read: Callable[[int], list[tuple[int, float]]], workload: Any, n_windows: int,
-                   window_s: float, wall: Callable[[], float] = time.time,
-                   timeout_s: float = 2.0) -> list[SampleWindow]:
-    """`n_windows` consecutive windows of `window_s` host seconds (wall clock, the buffer's time
-    base): each window's mean power is the mean of the buffered samples stamped inside it."""
-    since = int(wall() * 1e6)
-    edges = []
-    t = wall()
-    for k in range(n_windows + 1):
-        while wall() < t + k * window_s:
-            workload.keep_busy()
-        edges.append((wall(), workload.mark()))
-    end_us = int(edges[-1][0] * 1e6)
-    got: list[tuple[int, float]] = []
-    deadline = wall() + timeout_s
-    while not got or got[-1][0] < end_us:
-        workload.keep_busy()
-        got += read(got[-1][0] if got else since)
-        if wall() > deadline:
-            raise RuntimeError("the power-sample buffer did not reach the window's end")
-    lag_s = wall() - edges[-1][0]
-    out = []
-    for (t0, m0), (t1, m1) in zip(edges, edges[1:]):
-        inside = [p for ts, p in got if t0 * 1e6 <= ts < t1 * 1e6]
-        if not inside:
-            raise RuntimeError(f"no power sample inside a {window_s} s window")
-        images, device_s = workload.between(m0, m1)
-        out.append(SampleWindow(energy_j=statistics.fmean(inside) * (t1 - t0), host_s=t1 - t0,
-                                images=images, device_s=device_s, samples=len(inside), lag_s=lag_s))
-    return out
-
-
 def probe_periods(nvml: Any, handle: Any, workload: Any, seconds: float) -> dict[str, Any]:
     """Observed change times of each reading while `workload` runs for `seconds`."""
     instant = _field_reader(nvml, handle, getattr(nvml, "NVML_FI_DEV_POWER_INSTANT", 186))
@@ -236,8 +172,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     meter = CudaMeter(measure_energy=False)
     instant = _field_reader(pynvml, handle, getattr(pynvml, "NVML_FI_DEV_POWER_INSTANT", 186))
     counter = lambda: pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)  # noqa: E731
-    samples = _sample_reader(pynvml, handle)
-    lags: list[float] = []
+    samples = open_device(0).power_samples_w
     counts: list[int] = []
     info: dict[str, Any] = {"device": pynvml.nvmlDeviceGetName(handle),
                             "uuid": pynvml.nvmlDeviceGetUUID(handle),
@@ -269,9 +204,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 for name, source, n, min_s in plans + [("samples", None, 3, args.samples_s)]:
                     t0 = time.perf_counter()
                     if source is None:
-                        wins = sample_windows(samples, work, n, min_s)
-                        lags.append(wins[0].lag_s)
-                        counts.extend(w.samples for w in wins)
+                        wins = run_sample_windows(samples, work, time.time, n_windows=n, window_s=min_s)
+                        counts.extend(w.readings or 0 for w in wins)
                     else:
                         wins = run_energy_windows(source, work, time.perf_counter, n_windows=n, min_window_s=min_s)
                     cost = time.perf_counter() - t0
@@ -284,9 +218,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 step = keep = net = x = work = None
                 torch.cuda.empty_cache()
             print(f"pass {p} done", flush=True)
-    if lags:
-        info["samples"] = {"window_s": args.samples_s, "samples_per_window_median": statistics.median(counts),
-                           "lag_s_median": statistics.median(lags), "lag_s_max": max(lags)}
+    if counts:
+        info["samples"] = {"window_s": args.samples_s, "samples_per_window_median": statistics.median(counts)}
     info["sm_clock_mhz_at_end"] = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
     pynvml.nvmlShutdown()
     with open(args.out / "windows.csv", "w", newline="") as f:

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import multiprocessing
 import csv
 import datetime as dt
 import statistics
@@ -62,7 +63,7 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.cuda_meter import CudaMeter, host_copies
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
-from nasenergy.hardware.flops import count_model
+from nasenergy.hardware.flops import ModelCount, count_model, remember_count
 from nasenergy.hardware.recorded import (
     DEPLOYED_PROFILE,
     OPTIONAL_COLUMNS,
@@ -145,7 +146,9 @@ def parse_shard(text: str) -> tuple[int, int]:
 def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in (("energy_window_s", args.energy_window_s),
                               ("energy_repeats", args.energy_repeats),
-                              ("energy_warmup_s", getattr(args, "energy_warmup_s", None))) if v is not None}
+                              ("energy_warmup_s", getattr(args, "energy_warmup_s", None)),
+                              ("energy_source", getattr(args, "energy_source", None)),
+                              ("cudnn_benchmark", getattr(args, "cudnn_benchmark", None))) if v is not None}
 
 
 def _utc_now() -> str:
@@ -173,19 +176,49 @@ def _measure_rows(meter: Any, space: Any, arch: Any, prepared: "Prepared",
 
 @dataclass
 class Prepared:
-    """A deployed network made ready on the CPU: the model (FLOPs counted) and its host copies per precision."""
+    """A deployed network made ready on the CPU: the model, its FLOPs count and its host copies per precision."""
 
     model: Any
     copies: dict[str, Any]
+    count: ModelCount | None = None
+    input_shape: tuple[int, ...] = ()
+
+    def remember(self) -> "Prepared":
+        """Seed the FLOPs cache with the count (made in another process, the cache did not travel)."""
+        if self.count is not None:
+            remember_count(self.model, self.input_shape, self.count)
+        return self
 
 
 def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] = ()) -> Prepared:
     """The deployed network of `arch` with its FLOPs counted and, for each setting, the meter's
-    host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread
-    while the GPU measures the previous network."""
+    host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread or
+    in a process while the GPU measures the previous network."""
     model = space.build_deployed(arch, "cifar10")
-    count_model(model, space.input_shape("cifar10"))  # cached per model: the meter reuses it
-    return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings})
+    shape = tuple(space.input_shape("cifar10"))
+    count = count_model(model, shape)  # cached per model: the meter reuses it
+    return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings}, count, shape)
+
+
+def prepare_named(space_name: str, arch_text: str, settings: list[tuple[str, int, bool | None]]) -> Prepared:
+    """`prepare` by the space's name and the architecture's text (what a builder process is sent)."""
+    space = get_space(space_name)
+    return prepare(space, space.parse(arch_text), settings)
+
+
+def builder_pool(kind: str) -> concurrent.futures.Executor:
+    """The executor that builds networks ahead: a thread, or a process started fresh (``spawn``:
+    it never touches CUDA, and a fork of a process with CUDA up is unsafe)."""
+    if kind == "process":
+        return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    return concurrent.futures.ThreadPoolExecutor(1)
+
+
+def with_formats(settings: list[tuple[str, int, bool | None]], fp32_format: str) -> list[tuple[str, int, bool | None]]:
+    """`settings` with fp32's memory format fixed (``contiguous``/``channels_last``) or left to the
+    meter's probe (``faster``)."""
+    fixed = {"faster": None, "contiguous": False, "channels_last": True}[fp32_format]
+    return [(p, b, fixed if p == "fp32" else cl) for p, b, cl in settings]
 
 
 def reference_classes(space: Any, profile: Path, seed: int, n: int) -> list[Any]:
@@ -219,7 +252,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
         return 2
     space = get_space(args.space)
-    settings = [SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else [])
+    settings = with_formats([SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else []), args.fp32_format)
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
     done = _done_keys(done_files, space)
@@ -229,6 +262,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
           flush=True)
     if not todo:
         return 0
+    pool = builder_pool(args.builder)  # before the meter brings CUDA up
     meter = CudaMeter(**_energy_options(args))
     meter.idle_power_w()
     # the next network is built on a CPU thread meanwhile: hand the interpreter back to the
@@ -242,13 +276,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
     chunk = args.chunk_dir / f"chunk_{stamp}.csv"
     per_class: list[float] = []
     n_rows = 0
-    with open(chunk, "w", newline="") as f, concurrent.futures.ThreadPoolExecutor(1) as pool:
+    with open(chunk, "w", newline="") as f, pool:
         writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
         writer.writeheader()
         f.flush()
 
         def ahead(arch: Any) -> Any:
-            return pool.submit(prepare, space, arch, missing_settings(space.deployed_key(arch), settings, done))
+            return pool.submit(prepare_named, args.space, str(arch),
+                               missing_settings(space.deployed_key(arch), settings, done))
 
         future = ahead(todo[0])
         for k, arch in enumerate(todo):
@@ -258,7 +293,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
                 break
             t0 = time.perf_counter()
-            prepared = future.result()
+            prepared = future.result().remember()
             if k + 1 < len(todo):
                 future = ahead(todo[k + 1])
             for row in _measure_rows(meter, space, arch, prepared,
@@ -440,6 +475,14 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--energy-window-s", type=float, help="default: the meter's")
     m.add_argument("--energy-repeats", type=int, help="default: the meter's")
     m.add_argument("--energy-warmup-s", type=float, help="default: the meter's")
+    m.add_argument("--energy-source", choices=("counter", "samples"),
+                   help="what energy windows read (default: the meter's, the energy counter)")
+    m.add_argument("--fp32-format", choices=("faster", "contiguous", "channels_last"), default="faster",
+                   help="fp32's memory format: the faster of the two (probed per network, the default) or fixed")
+    m.add_argument("--builder", choices=("thread", "process"), default="thread",
+                   help="where the next network is built while the GPU measures")
+    m.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false", default=None,
+                   help="use cuDNN's heuristic algorithm choice instead of autotuning")
     m.add_argument("--verbose", action="store_true", help="print each class's seconds")
     m.add_argument("--reference", type=int, default=0, metavar="N",
                    help="first re-measure the profile's N earliest classes on this board into reference_*.csv "

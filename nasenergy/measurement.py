@@ -19,6 +19,9 @@ PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
 EnergyBasis = Literal["total", "above_idle", "unavailable"]
 NETWORK_FORMS: tuple[str | None, ...] = ("deployed", "as_built", None)
 MEMORY_FORMATS: tuple[str | None, ...] = ("channels_last", "contiguous", None)
+#: What an energy figure was read from: NVML's total-energy counter, its power-sample buffer, or
+#: its power reading integrated over host time (``None``: not recorded, or no energy).
+ENERGY_READINGS: tuple[str | None, ...] = ("energy_counter", "power_samples", "power_reading", None)
 COUNTER_FIELDS: tuple[str, ...] = ("sm_util_pct", "sm_occupancy_pct", "dram_bw_util_pct", "tensor_util_pct",
                                    "gpu_util_pct", "memory_util_pct")
 """The GPU activity fields, shared by `Measurement` and `nasenergy.hardware.counters.GpuCounters`."""
@@ -62,6 +65,8 @@ class Measurement:
             counts MACs) of the as-built network; ``None`` outside NATS-Bench.
         memory_format: ``channels_last`` or ``contiguous``: the layout the figures were measured in
             (the faster of the two when the meter chose); ``None`` if not recorded.
+        energy_reading: what `energy_j_per_img` was read from (`ENERGY_READINGS`): ``energy_counter``,
+            ``power_samples`` or ``power_reading``; ``None`` if not recorded or unavailable.
         counters_kind: ``gpm`` (NVML GPM metrics), ``utilization_rates`` or ``unavailable``;
             ``None`` if not recorded. The ``*_pct`` fields below are the GPU's activity over the
             energy window, percent (see `nasenergy.hardware.counters`).
@@ -99,6 +104,7 @@ class Measurement:
     params_official: int | None = None
     flops_per_img_official: float | None = None
     memory_format: str | None = None
+    energy_reading: str | None = None
     counters_kind: str | None = None
     sm_util_pct: float | None = None
     sm_occupancy_pct: float | None = None
@@ -118,6 +124,8 @@ class Measurement:
             raise ValueError(f"network_form must be one of {NETWORK_FORMS}, got {self.network_form!r}")
         if self.memory_format not in MEMORY_FORMATS:
             raise ValueError(f"memory_format must be one of {MEMORY_FORMATS}, got {self.memory_format!r}")
+        if self.energy_reading not in ENERGY_READINGS:
+            raise ValueError(f"energy_reading must be one of {ENERGY_READINGS}, got {self.energy_reading!r}")
 
     @staticmethod
     def utilization_of(flops_per_img: float, throughput_img_per_s: float, peak_flops_per_s: float) -> float:

@@ -98,7 +98,8 @@ def _counters(m: Measurement) -> str:
 def format_measurement(m: Measurement) -> str:
     """A human-readable table of every figure of `m`, with units."""
     e = m.energy_j_per_img
-    energy = (f"{e * 1e3:.4f} mJ ({m.energy_basis}; CV {_pct(m.energy_cv)})" if e is not None
+    reading = f"; read from the {m.energy_reading.replace('_', ' ')}" if m.energy_reading else ""
+    energy = (f"{e * 1e3:.4f} mJ ({m.energy_basis}; CV {_pct(m.energy_cv)}{reading})" if e is not None
               else "unavailable")
     rows = [
         ("device", m.device_name),

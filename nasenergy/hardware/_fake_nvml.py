@@ -11,6 +11,10 @@ locks clocks, without a GPU:
   the exact integral of board power over ``[0, x]``.
 * **Power** (``nvmlDeviceGetPowerUsage``, mW) is updated on the same ticks: it is the mean board
   power over the last completed tick interval (idle power before the first tick).
+* **Power samples** (``nvmlDeviceGetSamples`` with ``NVML_TOTAL_POWER_SAMPLES``): one sample every
+  ``sample_s`` seconds (0.02 s by default, as on an H200), the mean board power over the interval it
+  ends, stamped with its end in microseconds of the fake's ``clock`` (real NVML stamps the host's
+  wall clock); the buffer keeps the last 120; NOT_FOUND when none is newer than asked.
 * **Load**: board power is ``idle_power_w`` unless `FakeNvml.set_load` set a constant wattage or a
   callable ``(t_s, sm_clock_mhz) -> watts`` (integrated with a midpoint rule, 50 steps per tick).
 * **Clocks**: the SM clock is the GPU's default clock, or, while clocks are locked, the highest
@@ -161,6 +165,7 @@ class FakeNvml:
         gpus: number of identical default GPUs, or a sequence of `FakeGpu`.
         clock: time source in seconds (default `time.monotonic`).
         tick_s: update period of the energy counter and the power reading, seconds.
+        sample_s: period of the power-sample buffer, seconds.
         driver_version: reported driver version.
         permission_denied: Set/Reset of locked clocks raise NO_PERMISSION.
         fail_on: function name -> NVML error code (int) or exception raised on each call.
@@ -192,6 +197,8 @@ class FakeNvml:
     NVML_ERROR_NO_DATA = 21
     NVML_ERROR_GPU_NOT_FOUND = 28
     NVML_ERROR_UNKNOWN = 999
+    NVML_TOTAL_POWER_SAMPLES = 0
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1
     NVML_CLOCK_GRAPHICS = 0
     NVML_CLOCK_SM = 1
     NVML_CLOCK_MEM = 2
@@ -207,17 +214,19 @@ class FakeNvml:
         *,
         clock: Callable[[], float] = time.monotonic,
         tick_s: float = 0.1,
+        sample_s: float = 0.02,
         driver_version: str = "550.00-fake",
         permission_denied: bool = False,
         fail_on: Mapping[str, int | BaseException] | None = None,
         state_file: str | os.PathLike[str] | None = None,
     ) -> None:
-        if tick_s <= 0:
-            raise ValueError(f"tick_s must be positive, got {tick_s}")
+        if tick_s <= 0 or sample_s <= 0:
+            raise ValueError(f"tick_s and sample_s must be positive, got {tick_s} and {sample_s}")
         specs = [FakeGpu() for _ in range(gpus)] if isinstance(gpus, int) else list(gpus)
         self._clock = clock
         self._t0 = clock()
         self.tick_s = float(tick_s)
+        self.sample_s = float(sample_s)
         self.driver_version = driver_version
         self.permission_denied = permission_denied
         self.fail_on: dict[str, int | BaseException] = dict(fail_on or {})
@@ -462,6 +471,26 @@ class FakeNvml:
         g = self._advance(self._gpu(handle))
         power = g.spec.idle_power_w if g.last_tick_power_w is None else g.last_tick_power_w
         return round(power * 1000.0)
+
+    def nvmlDeviceGetSamples(self, handle: Any, sample_type: int, last_seen_us: int) -> tuple[int, list[Any]]:
+        self._enter("nvmlDeviceGetSamples", handle, sample_type, last_seen_us)
+        if sample_type != self.NVML_TOTAL_POWER_SAMPLES:
+            raise FakeNVMLError(self.NVML_ERROR_NOT_SUPPORTED)
+        g = self._gpus[self._gpu(handle)]
+        now = self.elapsed_s()
+        last = math.floor(now / self.sample_s + 1e-9)
+        out = []
+        for k in range(max(1, last - 119), last + 1):
+            end = k * self.sample_s
+            stamp = round((self._t0 + end) * 1e6)
+            if stamp <= last_seen_us:
+                continue
+            watts = self._integrate(g, end - self.sample_s, end) / self.sample_s
+            value = types.SimpleNamespace(uiVal=round(watts * 1000.0))
+            out.append(types.SimpleNamespace(timeStamp=stamp, sampleValue=value))
+        if not out:
+            raise FakeNVMLError(self.NVML_ERROR_NOT_FOUND)
+        return self.NVML_VALUE_TYPE_UNSIGNED_INT, out
 
     def nvmlDeviceGetPowerManagementLimit(self, handle: Any) -> int:
         self._enter("nvmlDeviceGetPowerManagementLimit", handle)

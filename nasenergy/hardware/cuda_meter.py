@@ -19,7 +19,9 @@ How one measurement runs (`CudaMeter.measure`):
    are cut at counter updates (see `nasenergy.hardware.energy_window`); a run whose window
    throughput falls below `MIN_BUSY_FRAC` of the timed throughput (the device idled inside the
    window) is run again, up to three runs, keeping the busiest. GPUs without the counter
-   integrate sampled power instead. Idle power is measured once, at the first measurement with
+   integrate sampled power instead. With ``energy_source="samples"`` a window instead starts at
+   once and lasts ``energy_window_s``, priced by NVML's power-sample buffer (20 ms samples on an
+   H200), which saves the wait for counter updates. Idle power is measured once, at the first measurement with
    energy, after waiting for the GPU's power to settle.
 5. Utilization is relative to the peak of the chosen source (``measured``: a large matrix
    product at this precision and SM clock, cached; ``datasheet``).
@@ -46,6 +48,7 @@ from nasenergy.hardware.energy_window import (
     PowerSampler,
     idle_power_w as measure_idle_power,
     run_energy_windows,
+    run_sample_windows,
     steady_windows,
     window_energies,
 )
@@ -70,6 +73,11 @@ if TYPE_CHECKING:
     import torch
 
 ENERGY_BASES = ("total", "above_idle")
+ENERGY_SOURCE_CHOICES = ("counter", "samples")
+"""`CudaMeter` ``energy_source``: ``counter`` cuts windows at updates of NVML's energy counter
+(integrated power readings without one); ``samples`` averages NVML's power-sample buffer over
+windows of any start (`nasenergy.hardware.energy_window.run_sample_windows`), falling back to
+``counter`` on a GPU without the buffer."""
 
 
 def backlog_steps(step_s: float) -> int:
@@ -204,7 +212,10 @@ class CudaMeter:
         min_repeat_s: least GPU seconds per throughput repeat.
         energy_repeats: consecutive energy windows.
         energy_window_s: a window ends at the first counter update at least this long after its
-            start (0.28 s = three updates of an H200's 100 ms counter, allowing for jitter).
+            start (0.28 s = three updates of an H200's 100 ms counter, allowing for jitter); with
+            ``energy_source="samples"``, the window's length.
+        energy_source: ``counter`` or ``samples`` (`ENERGY_SOURCE_CHOICES`); the measurement's
+            ``energy_reading`` says what was read.
         energy_warmup_s: seconds of continuous running before the first energy window.
         cuda_graphs: capture the forward pass as a CUDA graph.
         cudnn_benchmark: let cuDNN pick the fastest convolution algorithms.
@@ -231,6 +242,7 @@ class CudaMeter:
         energy_repeats: int = 3,
         energy_window_s: float = 0.28,
         energy_warmup_s: float = 0.05,
+        energy_source: str = "counter",
         cuda_graphs: bool = True,
         cudnn_benchmark: bool = True,
         format_probe_s: float = 0.005,
@@ -242,6 +254,8 @@ class CudaMeter:
 
         if peak not in PEAK_SOURCES:
             raise UsageError(f"unknown peak source {peak!r}; choose from {', '.join(PEAK_SOURCES)}")
+        if energy_source not in ENERGY_SOURCE_CHOICES:
+            raise UsageError(f"unknown energy source {energy_source!r}; choose from {', '.join(ENERGY_SOURCE_CHOICES)}")
         if energy_basis not in ENERGY_BASES:
             raise UsageError(f"unknown energy basis {energy_basis!r}; choose from {', '.join(ENERGY_BASES)}")
         if n_repeats < 1 or energy_repeats < 1 or min_repeat_s <= 0 or energy_window_s <= 0:
@@ -278,6 +292,9 @@ class CudaMeter:
                             else torch.cuda.get_device_name(self.device))
         self.driver_version = self.nvml_device.driver_version if self.nvml_device else None
         self.has_energy_counter = bool(self.nvml_device and self.nvml_device.has_energy_counter())
+        self.uses_power_samples = bool(energy_source == "samples" and self.nvml_device
+                                       and self.nvml_device.has_power_samples())
+        """Whether energy windows read the power-sample buffer (asked for, and the GPU keeps one)."""
         self.last_counters: GpuCounters | None = None
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_busy_frac: float | None = None
@@ -294,6 +311,25 @@ class CudaMeter:
         if dev is None:
             return None
         return CounterSource(dev.total_energy_mj) if self.has_energy_counter else PowerSampler(dev.power_w)
+
+    def energy_reading(self) -> str | None:
+        """What energy windows read (`nasenergy.measurement.ENERGY_READINGS`); ``None`` without NVML."""
+        if self.nvml_device is None:
+            return None
+        if self.uses_power_samples:
+            return "power_samples"
+        return "energy_counter" if self.has_energy_counter else "power_reading"
+
+    def _cut_windows(self, source: EnergySource, workload: "_StreamWorkload",
+                     on_edge: Callable[[], None]) -> list[EnergyWindow]:
+        if self.uses_power_samples:
+            assert self.nvml_device is not None
+            return run_sample_windows(self.nvml_device.power_samples_w, workload, time.time,
+                                      n_windows=self.energy_repeats, window_s=self.energy_window_s,
+                                      warmup_s=self.energy_warmup_s, on_edge=on_edge)
+        return run_energy_windows(source, workload, time.perf_counter, n_windows=self.energy_repeats,
+                                  min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
+                                  on_edge=on_edge)
 
     def idle_power_w(self) -> float | None:
         """Board power of the idle GPU, watts; ``None`` without NVML.
@@ -461,10 +497,7 @@ class CudaMeter:
                     def run_windows() -> tuple[list[EnergyWindow], GpuCounters | None]:
                         counters = CounterWindow(self.nvml_device)
                         counters.start()
-                        done = run_energy_windows(
-                            source, workload, time.perf_counter, n_windows=self.energy_repeats,
-                            min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,
-                            on_edge=sample_clock)
+                        done = self._cut_windows(source, workload, sample_clock)
                         return done, counters.stop()
 
                     windows, self.last_counters, self.last_busy_frac = steady_windows(run_windows, tput.median)
@@ -517,6 +550,7 @@ class CudaMeter:
             measure_cost_s=time.perf_counter() - t_start,
             source="measured",
             memory_format="channels_last" if channels_last else "contiguous",
+            energy_reading=self.energy_reading() if windows else None,
             **counter_fields(self.last_counters),
         )
 

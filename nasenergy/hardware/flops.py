@@ -78,3 +78,9 @@ def count_model(model: "torch.nn.Module", input_shape: Sequence[int], *,
     )
     _CACHE.setdefault(model, {})[shape] = count
     return count
+
+
+def remember_count(model: "torch.nn.Module", input_shape: Sequence[int], count: ModelCount) -> None:
+    """Cache `count` as `count_model`'s result for `model` and `input_shape` (e.g. one counted in
+    another process on an identical copy of `model`)."""
+    _CACHE.setdefault(model, {})[tuple(int(s) for s in input_shape)] = count

@@ -184,6 +184,7 @@ class NvmlDevice:
         self._handle = handle
         self._open = True
         self._has_energy: bool | None = None
+        self._has_samples: bool | None = None
         self.index = index
         self.name = _decode(self._get(f"read the name of GPU {index}", nvml.nvmlDeviceGetName))
         self.uuid = _decode(self._get(f"read the UUID of GPU {index}", nvml.nvmlDeviceGetUUID))
@@ -240,6 +241,33 @@ class NvmlDevice:
         """Board power draw as NVML reports it, watts (NVML gives milliwatts)."""
         return self._get(f"read the power of GPU {self.index}",
                          self._nvml.nvmlDeviceGetPowerUsage) / 1000.0
+
+    def power_samples_w(self, since_us: int = 0) -> list[tuple[int, float]]:
+        """The board-power samples NVML buffered after timestamp `since_us`, oldest first, as
+        (timestamp in microseconds of the host's wall clock, watts); empty when none is newer.
+        On an H200 the buffer holds a sample every 20 ms (the energy counter changes every 100 ms).
+
+        Raises:
+            NvmlNotSupported: the GPU keeps no power samples; see `has_power_samples`.
+        """
+        kind = getattr(self._nvml, "NVML_TOTAL_POWER_SAMPLES", 0)
+        try:
+            _, samples = self._get(f"read the power samples of GPU {self.index}",
+                                   self._nvml.nvmlDeviceGetSamples, kind, int(since_us))
+        except NvmlNotFound:  # no sample newer than `since_us` yet
+            return []
+        return sorted((int(x.timeStamp), float(x.sampleValue.uiVal) / 1000.0)
+                      for x in samples if int(x.timeStamp) > since_us)
+
+    def has_power_samples(self) -> bool:
+        """Whether `power_samples_w` works on this GPU (checked once, then cached)."""
+        if self._has_samples is None:
+            try:
+                self.power_samples_w()
+                self._has_samples = True
+            except NvmlError:
+                self._has_samples = False
+        return self._has_samples
 
     def power_limit_w(self) -> float:
         """The power-management limit in force, watts."""

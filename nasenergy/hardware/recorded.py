@@ -64,7 +64,7 @@ WRITTEN_COLUMNS: tuple[str, ...] = PROFILE_COLUMNS + OPTIONAL_COLUMNS
 
 _INT_FIELDS = {"batch_size", "params", "n_repeats", "params_official"}
 _STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "source"}
-_OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "counters_kind"}
+_OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "energy_reading", "counters_kind"}
 
 
 class NotRecordedError(CandidateError, LookupError):

@@ -75,6 +75,7 @@ CANDIDATE_SCHEMA: tuple[Column, ...] = (
     Column("measure_throughput_img_per_s", "float", "measurement", "throughput_img_per_s"),
     Column("measure_energy_j_per_img", "float", "measurement", "energy_j_per_img"),
     Column("measure_energy_basis", "str", "measurement", "energy_basis"),
+    Column("measure_energy_reading", "str", "measurement", "energy_reading"),
     Column("utilization", "float", "measurement"),
     Column("measured_network", "str", "measurement", "network_form"),
     Column("flops_per_img_measured", "float", "measurement", "flops_per_img"),

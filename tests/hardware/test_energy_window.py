@@ -13,6 +13,7 @@ from nasenergy.hardware.energy_window import (
     idle_power_w,
     busy_fraction,
     run_energy_windows,
+    run_sample_windows,
     steady_windows,
     window_energies,
 )
@@ -154,3 +155,50 @@ def test_when_every_run_falls_short_the_busiest_is_kept_and_says_so():
     runs = iter([[_window(900)], [_window(2400)], [_window(1500)]])
     windows, tag, frac = steady_windows(lambda: (next(runs), None), RATE_IMG_PER_S, attempts=3)
     assert windows[0].images == 2400 and frac == pytest.approx(0.8) and frac < MIN_BUSY_FRAC
+
+
+# ------------------------------------------------------------------ power-sample windows
+def test_sample_windows_start_at_once_and_price_each_window_by_its_samples():
+    clock, fake, dev = _setup()
+    work = FakeWorkload(clock)
+    t0 = clock()
+    windows = run_sample_windows(dev.power_samples_w, work, clock, n_windows=3, window_s=0.1, warmup_s=0.01)
+    spent = clock() - t0
+    assert 0.31 <= spent < 0.31 + fake.sample_s + 0.002   # no wait for a counter update, one sample at most
+    for w in windows:
+        assert w.readings in (4, 5)                      # 20-ms samples stamped inside 0.1 s
+        assert w.host_s == pytest.approx(0.1, abs=0.001)
+        assert w.avg_power_w == pytest.approx(POWER_W)
+        assert w.energy_j_per_img == pytest.approx(0.03, rel=0.01)
+
+
+def test_sample_windows_follow_a_changing_power():
+    clock, fake, dev = _setup()
+    fake.set_load(lambda t, mhz: 200.0 + 1000.0 * t)    # rising 1 W per millisecond
+    work = FakeWorkload(clock)
+    (w,) = run_sample_windows(dev.power_samples_w, work, clock, n_windows=1, window_s=0.2)
+    start = fake.elapsed_s()
+    exact = 200.0 + 1000.0 * (start - 0.0 - 0.1 - fake.sample_s)  # mean power over the window
+    assert w.avg_power_w == pytest.approx(exact, rel=0.05)
+
+
+def test_power_samples_are_empty_when_none_is_newer_and_unsupported_gpus_say_so():
+    clock, fake, dev = _setup()
+    latest = dev.power_samples_w()[-1][0]
+    assert dev.power_samples_w(latest) == []
+    assert dev.has_power_samples()
+    none = open_device(0, nvml=FakeNvml(fail_on={"nvmlDeviceGetSamples": FakeNvml.NVML_ERROR_NOT_SUPPORTED}))
+    assert not none.has_power_samples()
+
+
+def test_sample_windows_time_out_when_the_buffer_stops():
+    clock, _, _ = _setup()
+    with pytest.raises(EnergyWindowError, match="power-sample buffer"):
+        run_sample_windows(lambda since_us: [], FakeWorkload(clock), clock, n_windows=1, window_s=0.05,
+                           timeout_s=0.1)
+
+
+def test_a_sample_window_shorter_than_the_sample_period_is_refused():
+    clock, fake, dev = _setup()
+    with pytest.raises(EnergyWindowError, match="longer window"):
+        run_sample_windows(dev.power_samples_w, FakeWorkload(clock), clock, n_windows=8, window_s=0.005)

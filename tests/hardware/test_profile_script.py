@@ -232,3 +232,51 @@ def test_compare_reports_the_differences_of_the_networks_both_hold(script, tss, 
     capsys.readouterr()
     assert script.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "x.csv"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == "error: no network is in both measurements"
+
+
+def test_with_formats_fixes_only_fp32(script):
+    settings = [script.SETTINGS_FP16, script.SETTINGS_FP32]
+    assert script.with_formats(settings, "faster") == settings
+    assert script.with_formats(settings, "contiguous") == [script.SETTINGS_FP16, ("fp32", 256, False)]
+    assert script.with_formats(settings, "channels_last")[1] == ("fp32", 256, True)
+
+
+def test_a_builder_process_hands_over_networks_with_their_counts(script, tmp_path, monkeypatch):
+    """``--builder process``: the networks come from a spawned process, measured as a thread's
+    would be; the FLOPs count made there seeds the meter's cache; fp32 fixed to contiguous."""
+    import sys
+
+    import torch
+
+    from nasenergy.hardware.flops import count_model
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    seen = []
+
+    class Meter(_FakeCudaMeter):
+        def measure(self, model, input_shape, **kw):
+            seen.append((kw["precision"], kw["channels_last"], model.formats, type(model.model).__name__))
+            return super().measure(model, input_shape, **kw)
+
+    monkeypatch.setattr(script, "CudaMeter", Meter)
+    # a spawned process finds the script by the name it has when run (experiments/ is on its path)
+    monkeypatch.setitem(sys.modules, "profile_tss_space", script)
+    monkeypatch.setattr(script.prepare_named, "__module__", "profile_tss_space")
+    got = []
+    real = script.Prepared.remember
+
+    def remember(self):
+        got.append(self)
+        return real(self)
+
+    monkeypatch.setattr(script.Prepared, "remember", remember)
+    argv = ["measure", "--max-classes", "2", "--fp32", "--fp32-format", "contiguous", "--builder", "process",
+            "--chunk-dir", str(tmp_path / "c"), "--profile", str(tmp_path / "none.csv"), "--time-limit-s", "600"]
+    assert script.main(argv) == 0
+    assert [(p, cl, f) for p, cl, f, _ in seen] == [("fp16", None, [True, False]), ("fp32", False, [False])] * 2
+    assert len(got) == 2
+    for prepared in got:
+        assert prepared.count is not None
+        assert count_model(prepared.model, prepared.input_shape) is prepared.count  # no recount
+    (chunk,) = (tmp_path / "c").glob("chunk_*.csv")
+    assert len(read_profile(chunk)) == 4
