@@ -48,8 +48,10 @@ On a machine of several GPUs, run one process per GPU, each on its own share of 
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import multiprocessing
+import pickle
 import csv
 import datetime as dt
 import statistics
@@ -60,6 +62,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
 from nasenergy.hardware.cuda_meter import CudaMeter, host_copies
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
@@ -148,6 +151,7 @@ def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
                               ("energy_repeats", args.energy_repeats),
                               ("energy_warmup_s", getattr(args, "energy_warmup_s", None)),
                               ("energy_source", getattr(args, "energy_source", None)),
+                              ("n_repeats", getattr(args, "repeats", None)),
                               ("cudnn_benchmark", getattr(args, "cudnn_benchmark", None))) if v is not None}
 
 
@@ -200,17 +204,34 @@ def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] 
     return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings}, count, shape)
 
 
-def prepare_named(space_name: str, arch_text: str, settings: list[tuple[str, int, bool | None]]) -> Prepared:
-    """`prepare` by the space's name and the architecture's text (what a builder process is sent)."""
+def prepare_named(space_name: str, arch_text: str, settings: list[tuple[str, int, bool | None]],
+                  packed: bool = False) -> Prepared | bytes:
+    """`prepare` by the space's name and the architecture's text (what a builder process is sent);
+    ``packed``: as one pickled byte string, which crosses to the measuring process in one piece
+    (handing over the modules themselves moves every tensor through shared memory one by one)."""
     space = get_space(space_name)
-    return prepare(space, space.parse(arch_text), settings)
+    prepared = prepare(space, space.parse(arch_text), settings)
+    return pickle.dumps(prepared, protocol=pickle.HIGHEST_PROTOCOL) if packed else prepared
 
 
-def builder_pool(kind: str) -> concurrent.futures.Executor:
-    """The executor that builds networks ahead: a thread, or a process started fresh (``spawn``:
-    it never touches CUDA, and a fork of a process with CUDA up is unsafe)."""
+def unpack(result: Prepared | bytes) -> Prepared:
+    """A builder's result as a `Prepared` with its FLOPs count in the cache."""
+    prepared = pickle.loads(result) if isinstance(result, bytes) else result
+    return prepared.remember()
+
+
+def _builder_init() -> None:
+    import torch  # lazy: only builder processes run this
+
+    torch.set_num_threads(1)  # many small ops: threads would only compete with the measuring process
+
+
+def builder_pool(kind: str, workers: int = 1) -> concurrent.futures.Executor:
+    """The executor that builds networks ahead: a thread, or `workers` processes started fresh
+    (``spawn``: they never touch CUDA, and a fork of a process with CUDA up is unsafe)."""
     if kind == "process":
-        return concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                                      initializer=_builder_init)
     return concurrent.futures.ThreadPoolExecutor(1)
 
 
@@ -251,6 +272,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
         return 2
+    if args.builders < 1 or (args.repeats is not None and args.repeats < 1):
+        raise UsageError("--builders and --repeats must be at least 1")
     space = get_space(args.space)
     settings = with_formats([SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else []), args.fp32_format)
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
@@ -262,7 +285,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
           flush=True)
     if not todo:
         return 0
-    pool = builder_pool(args.builder)  # before the meter brings CUDA up
+    pool = builder_pool(args.builder, args.builders)  # before the meter brings CUDA up
+    depth = args.builders if args.builder == "process" else 1
     meter = CudaMeter(**_energy_options(args))
     meter.idle_power_w()
     # the next network is built on a CPU thread meanwhile: hand the interpreter back to the
@@ -283,9 +307,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
         def ahead(arch: Any) -> Any:
             return pool.submit(prepare_named, args.space, str(arch),
-                               missing_settings(space.deployed_key(arch), settings, done))
+                               missing_settings(space.deployed_key(arch), settings, done), args.builder == "process")
 
-        future = ahead(todo[0])
+        futures = collections.deque(ahead(a) for a in todo[:depth])
         for k, arch in enumerate(todo):
             elapsed = time.perf_counter() - t_start
             estimate = 1.5 * statistics.median(per_class[-50:]) if per_class else 10.0
@@ -293,9 +317,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
                 break
             t0 = time.perf_counter()
-            prepared = future.result().remember()
-            if k + 1 < len(todo):
-                future = ahead(todo[k + 1])
+            prepared = unpack(futures.popleft().result())
+            if k + depth < len(todo):
+                futures.append(ahead(todo[k + depth]))
             for row in _measure_rows(meter, space, arch, prepared,
                                      missing_settings(space.deployed_key(arch), settings, done),
                                      torch.__version__):
@@ -480,7 +504,10 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--fp32-format", choices=("faster", "contiguous", "channels_last"), default="faster",
                    help="fp32's memory format: the faster of the two (probed per network, the default) or fixed")
     m.add_argument("--builder", choices=("thread", "process"), default="thread",
-                   help="where the next network is built while the GPU measures")
+                   help="where the next networks are built while the GPU measures")
+    m.add_argument("--builders", type=int, default=2, metavar="N",
+                   help="with --builder process: N processes, N networks built ahead (default 2)")
+    m.add_argument("--repeats", type=int, help="timed throughput repeats (default: the meter's)")
     m.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false", default=None,
                    help="use cuDNN's heuristic algorithm choice instead of autotuning")
     m.add_argument("--verbose", action="store_true", help="print each class's seconds")

@@ -261,7 +261,8 @@ def test_a_builder_process_hands_over_networks_with_their_counts(script, tmp_pat
     monkeypatch.setattr(script, "CudaMeter", Meter)
     # a spawned process finds the script by the name it has when run (experiments/ is on its path)
     monkeypatch.setitem(sys.modules, "profile_tss_space", script)
-    monkeypatch.setattr(script.prepare_named, "__module__", "profile_tss_space")
+    for fn in (script.prepare_named, script._builder_init):
+        monkeypatch.setattr(fn, "__module__", "profile_tss_space")
     got = []
     real = script.Prepared.remember
 
@@ -270,13 +271,13 @@ def test_a_builder_process_hands_over_networks_with_their_counts(script, tmp_pat
         return real(self)
 
     monkeypatch.setattr(script.Prepared, "remember", remember)
-    argv = ["measure", "--max-classes", "2", "--fp32", "--fp32-format", "contiguous", "--builder", "process",
+    argv = ["measure", "--max-classes", "3", "--fp32", "--fp32-format", "contiguous", "--builder", "process",
             "--chunk-dir", str(tmp_path / "c"), "--profile", str(tmp_path / "none.csv"), "--time-limit-s", "600"]
     assert script.main(argv) == 0
-    assert [(p, cl, f) for p, cl, f, _ in seen] == [("fp16", None, [True, False]), ("fp32", False, [False])] * 2
-    assert len(got) == 2
+    assert [(p, cl, f) for p, cl, f, _ in seen] == [("fp16", None, [True, False]), ("fp32", False, [False])] * 3
+    assert len(got) == 3  # two builders, two networks ahead
     for prepared in got:
         assert prepared.count is not None
         assert count_model(prepared.model, prepared.input_shape) is prepared.count  # no recount
     (chunk,) = (tmp_path / "c").glob("chunk_*.csv")
-    assert len(read_profile(chunk)) == 4
+    assert len(read_profile(chunk)) == 6
