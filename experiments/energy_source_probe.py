@@ -233,6 +233,52 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def step_rows(samples: Sequence[tuple[int, float]], start_s: float) -> list[dict[str, Any]]:
+    """Power samples as rows of seconds after `start_s` (wall clock) and watts."""
+    return [{"t_s": f"{ts / 1e6 - start_s:.4f}", "power_w": f"{w:.1f}"} for ts, w in samples]
+
+
+def cmd_step(args: argparse.Namespace) -> int:
+    """How the power-sample buffer follows a step from idle to a running network: do its samples
+    describe the 20 ms before their stamp, or a longer running mean?"""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("error: the probe needs a CUDA GPU", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    space = get_space("tss")
+    meter = CudaMeter(measure_energy=False)
+    dev = open_device(0)
+    rows: list[dict[str, Any]] = []
+    with torch.inference_mode():
+        for k, arch in enumerate(class_order(space, args.seed)[:args.classes]):
+            net = prepare(space, arch, [("fp16", 1024, True)]).copies["fp16"].take(True).to("cuda")
+            x = torch.randn((1024, 3, 32, 32), device="cuda", dtype=torch.float16).contiguous(
+                memory_format=torch.channels_last)
+            step, keep = meter._make_step(net, x)
+            (one_s,) = meter._time_repeats(step, 1, 1)
+            torch.cuda.synchronize()
+            time.sleep(args.idle_s)
+            work = _StreamWorkload(step, 1024, backlog_steps(one_s))
+            start = time.time()
+            while time.time() - start < args.load_s:
+                work.keep_busy()
+            torch.cuda.synchronize()
+            time.sleep(0.1)
+            got = dev.power_samples_w(int((start - args.idle_s / 2) * 1e6))
+            rows += [{"class": k, **r} for r in step_rows(got, start)]
+            step = keep = net = x = work = None
+            torch.cuda.empty_cache()
+    with open(args.out / "step.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["class", "t_s", "power_w"], lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    for r in rows:
+        print(r["class"], r["t_s"], r["power_w"])
+    return 0
+
+
 def cmd_summarise(args: argparse.Namespace) -> int:
     with open(args.windows, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -258,6 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--samples-s", type=float, default=0.1)
     r.add_argument("--out", type=Path, required=True)
     r.set_defaults(func=cmd_run)
+    t = sub.add_parser("step", help="the power-sample buffer's response to a step from idle to load (GPU)")
+    t.add_argument("--classes", type=int, default=3)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--idle-s", type=float, default=1.0)
+    t.add_argument("--load-s", type=float, default=0.4)
+    t.add_argument("--out", type=Path, required=True)
+    t.set_defaults(func=cmd_step)
     s = sub.add_parser("summarise", help="summarise windows.csv")
     s.add_argument("windows", type=Path)
     s.add_argument("--out", type=Path, required=True)

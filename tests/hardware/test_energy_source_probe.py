@@ -43,3 +43,8 @@ def test_run_refuses_without_a_gpu(probe, capsys, tmp_path):
         pytest.skip("a GPU is present")
     assert probe.main(["run", "--out", str(tmp_path)]) == 2
     assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_step_rows_are_seconds_after_the_start(probe):
+    rows = probe.step_rows([(1_000_020_000, 250.04), (1_000_040_000, 390.0)], 1000.0)
+    assert rows == [{"t_s": "0.0200", "power_w": "250.0"}, {"t_s": "0.0400", "power_w": "390.0"}]
