@@ -152,6 +152,7 @@ def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
                               ("energy_warmup_s", getattr(args, "energy_warmup_s", None)),
                               ("energy_source", getattr(args, "energy_source", None)),
                               ("n_repeats", getattr(args, "repeats", None)),
+                              ("energy_max_window_s", getattr(args, "energy_max_window_s", None)),
                               ("cudnn_benchmark", getattr(args, "cudnn_benchmark", None))) if v is not None}
 
 
@@ -501,6 +502,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--energy-warmup-s", type=float, help="default: the meter's")
     m.add_argument("--energy-source", choices=("counter", "samples"),
                    help="what energy windows read (default: the meter's, the energy counter)")
+    m.add_argument("--energy-max-window-s", type=float, metavar="S",
+                   help="with --energy-source samples: a window whose power swings runs on up to S seconds "
+                        "until its mean is known within 0.5 %%")
     m.add_argument("--fp32-format", choices=("faster", "contiguous", "channels_last"), default="faster",
                    help="fp32's memory format: the faster of the two (probed per network, the default) or fixed")
     m.add_argument("--builder", choices=("thread", "process"), default="thread",

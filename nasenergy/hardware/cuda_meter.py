@@ -214,6 +214,10 @@ class CudaMeter:
         energy_window_s: a window ends at the first counter update at least this long after its
             start (0.28 s = three updates of an H200's 100 ms counter, allowing for jitter); with
             ``energy_source="samples"``, the window's length.
+        energy_max_window_s: with ``energy_source="samples"``, let a window whose power swings
+            run on up to this long, until its mean power is known within ``energy_target_rel_se``
+            (`nasenergy.hardware.energy_window.run_sample_windows`); ``None``: fixed windows.
+        energy_target_rel_se: the relative standard error a lengthened window stops at.
         energy_source: ``counter`` or ``samples`` (`ENERGY_SOURCE_CHOICES`); the measurement's
             ``energy_reading`` says what was read.
         energy_warmup_s: seconds of continuous running before the first energy window.
@@ -243,6 +247,8 @@ class CudaMeter:
         energy_window_s: float = 0.28,
         energy_warmup_s: float = 0.05,
         energy_source: str = "counter",
+        energy_max_window_s: float | None = None,
+        energy_target_rel_se: float = 0.005,
         cuda_graphs: bool = True,
         cudnn_benchmark: bool = True,
         format_probe_s: float = 0.005,
@@ -260,6 +266,8 @@ class CudaMeter:
             raise UsageError(f"unknown energy basis {energy_basis!r}; choose from {', '.join(ENERGY_BASES)}")
         if n_repeats < 1 or energy_repeats < 1 or min_repeat_s <= 0 or energy_window_s <= 0:
             raise UsageError("repeats must be >= 1 and durations positive")
+        if energy_max_window_s is not None and energy_max_window_s < energy_window_s or energy_target_rel_se <= 0:
+            raise UsageError("energy_max_window_s must be at least energy_window_s, energy_target_rel_se positive")
         if not 0 <= format_tie_frac < 1:
             raise UsageError(f"format_tie_frac must be in [0, 1), got {format_tie_frac}")
         if not torch.cuda.is_available():
@@ -276,6 +284,8 @@ class CudaMeter:
         self.energy_repeats = energy_repeats
         self.energy_window_s = energy_window_s
         self.energy_warmup_s = energy_warmup_s
+        self.energy_max_window_s = energy_max_window_s
+        self.energy_target_rel_se = energy_target_rel_se
         self.cuda_graphs = cuda_graphs
         self.cudnn_benchmark = cudnn_benchmark
         self.format_probe_s = format_probe_s
@@ -326,6 +336,8 @@ class CudaMeter:
             assert self.nvml_device is not None
             return run_sample_windows(self.nvml_device.power_samples_w, workload, time.time,
                                       n_windows=self.energy_repeats, window_s=self.energy_window_s,
+                                      max_window_s=self.energy_max_window_s,
+                                      target_rel_se=self.energy_target_rel_se,
                                       warmup_s=self.energy_warmup_s, on_edge=on_edge)
         return run_energy_windows(source, workload, time.perf_counter, n_windows=self.energy_repeats,
                                   min_window_s=self.energy_window_s, warmup_s=self.energy_warmup_s,

@@ -202,3 +202,20 @@ def test_a_sample_window_shorter_than_the_sample_period_is_refused():
     clock, fake, dev = _setup()
     with pytest.raises(EnergyWindowError, match="longer window"):
         run_sample_windows(dev.power_samples_w, FakeWorkload(clock), clock, n_windows=8, window_s=0.005)
+
+
+def test_a_swinging_power_gets_a_longer_window_and_a_steady_one_does_not():
+    import math
+
+    clock, fake, dev = _setup()
+    work = FakeWorkload(clock)
+    (steady,) = run_sample_windows(dev.power_samples_w, work, clock, n_windows=1, window_s=0.1, max_window_s=0.5,
+                                   warmup_s=0.05)  # past the step from idle
+    assert steady.host_s == pytest.approx(0.1, abs=0.006)
+    fake.set_load(lambda t, mhz: POWER_W + 20.0 * math.sin(2 * math.pi * t / 0.2))  # ±20 W every 0.2 s
+    short, long_ = (run_sample_windows(dev.power_samples_w, work, clock, n_windows=1, window_s=0.1,
+                                       max_window_s=m)[0] for m in (None, 0.5))
+    assert short.host_s == pytest.approx(0.1, abs=0.002)
+    assert 0.2 < long_.host_s <= 0.5 + 0.006
+    assert abs(long_.avg_power_w - POWER_W) < abs(short.avg_power_w - POWER_W)
+    assert abs(long_.avg_power_w / POWER_W - 1) < 0.02
