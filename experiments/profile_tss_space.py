@@ -52,6 +52,7 @@ import collections
 import concurrent.futures
 import multiprocessing
 import pickle
+import re
 import csv
 import datetime as dt
 import statistics
@@ -483,6 +484,59 @@ def cmd_compare(args: argparse.Namespace) -> int:
                            f"{len(out_rows)} rows of `{args.earlier.name}` measured again in `{args.later.name}`")
 
 
+def cmd_repeat(args: argparse.Namespace) -> int:
+    """Measure one class of the measuring order several times in this process (fresh copies each
+    time), fp16 batch 1024 channels-last, printing each measurement's throughput, power and energy:
+    how much of a class's spread between processes is already there within one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("error: measuring needs a CUDA GPU", file=sys.stderr)
+        return 2
+    space = get_space(args.space)
+    arch = class_order(space, args.seed)[args.position]
+    meter = CudaMeter(**_energy_options(args))
+    print(f"class {args.position} of the measuring order: {arch}")
+    for k in range(args.times):
+        prepared = prepare(space, arch, [SETTINGS_FP16])
+        m = meter.measure(prepared.copies["fp16"], space.input_shape("cifar10"), batch_size=1024,
+                          precision="fp16", channels_last=True)
+        print(f"{k} {m.throughput_img_per_s:.0f} img/s {m.avg_power_w:.1f} W "
+              f"{m.energy_j_per_img * 1e6:.2f} uJ/img sm_util {m.sm_util_pct}", flush=True)
+    meter.close()
+    return 0
+
+
+CLASS_LINE = re.compile(r"^(\d+) (\S+) ([\d.]+) s$")
+PHASE_LINE = re.compile(r"^\s+(\w+): (.*) s$")
+
+
+def class_seconds(lines: list[str]) -> dict[str, Any]:
+    """Per-class wall seconds of a ``measure --verbose`` log (the first class, which carries the
+    process's warm-up, left out), with the median seconds of each meter phase per setting."""
+    per_class, phases = [], collections.defaultdict(list)
+    for line in lines:
+        if m := CLASS_LINE.match(line):
+            per_class.append(float(m.group(3)))
+        elif (m := PHASE_LINE.match(line)) and len(per_class) >= 1:
+            for part in m.group(2).split(", "):
+                name, value = part.rsplit(" ", 1)
+                phases[f"{m.group(1)} {name}"].append(float(value))
+    rest = per_class[1:]
+    return {"classes": len(per_class),
+            "median_s": statistics.median(rest) if rest else None,
+            "mean_s": statistics.fmean(rest) if rest else None,
+            **{f"{k} median_s": statistics.median(v) for k, v in phases.items()}}
+
+
+def cmd_class_seconds(args: argparse.Namespace) -> int:
+    for log in args.logs:
+        stats = class_seconds(log.read_text().splitlines())
+        print(f"{log}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                     for k, v in stats.items() if v is not None))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -535,7 +589,17 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("earlier", type=Path)
     c.add_argument("later", type=Path)
     c.add_argument("--out", type=Path, default=Path("results/profile_agreement"))
-    for sub_parser in (m, g, r, c):
+    q = sub.add_parser("repeat", help="measure one class several times in one process (fp16)")
+    q.add_argument("position", type=int, help="the class's position in the measuring order")
+    q.add_argument("--times", type=int, default=6)
+    q.add_argument("--seed", type=int, default=0)
+    for name in ("--energy-window-s", "--energy-repeats", "--energy-warmup-s"):
+        q.add_argument(name, type=float if name != "--energy-repeats" else int, help="default: the meter's")
+    q.add_argument("--energy-source", choices=("counter", "samples"))
+    q.add_argument("--repeats", type=int)
+    t = sub.add_parser("class-seconds", help="seconds per class (and per meter phase) of measure --verbose logs")
+    t.add_argument("logs", type=Path, nargs="+")
+    for sub_parser in (m, g, r, c, q):
         sub_parser.add_argument("--space", choices=("tss", "sss"), default="tss",
                                 help="tss (all deployed classes) or sss (use --max-classes for a seeded sample)")
     args = p.parse_args(argv)
@@ -543,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         args.profile = SSS_PROFILE if args.space == "sss" else DEPLOYED_PROFILE
 
     return run_main(lambda: {"measure": cmd_measure, "merge": cmd_merge, "remeasure": cmd_remeasure,
-                                "compare": cmd_compare}[args.command](args))
+                                "compare": cmd_compare, "repeat": cmd_repeat, "class-seconds": cmd_class_seconds}[args.command](args))
 
 
 if __name__ == "__main__":

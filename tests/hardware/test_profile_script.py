@@ -281,3 +281,22 @@ def test_a_builder_process_hands_over_networks_with_their_counts(script, tmp_pat
         assert count_model(prepared.model, prepared.input_shape) is prepared.count  # no recount
     (chunk,) = (tmp_path / "c").glob("chunk_*.csv")
     assert len(read_profile(chunk)) == 6
+
+
+def test_class_seconds_leave_out_the_first_class_and_give_phase_medians(script, tmp_path, capsys):
+    lines = ["3 classes to measure in shard 0/1 (0 rows already done)",
+             "  fp16: prepare 2.000, throughput 0.100, energy 0.300 s",
+             "0 |a| 9.000 s",
+             "  fp16: prepare 0.100, throughput 0.040, energy 0.120 s",
+             "1 |b| 0.500 s",
+             "  fp16: prepare 0.300, throughput 0.060, energy 0.200 s",
+             "2 |c| 0.700 s"]
+    stats = script.class_seconds(lines)
+    assert stats["classes"] == 3
+    assert stats["median_s"] == pytest.approx(0.6) and stats["mean_s"] == pytest.approx(0.6)
+    assert stats["fp16 prepare median_s"] == pytest.approx(0.2)
+    assert stats["fp16 energy median_s"] == pytest.approx(0.16)
+    log = tmp_path / "a.log"
+    log.write_text("\n".join(lines))
+    assert script.main(["class-seconds", str(log)]) == 0
+    assert "median_s 0.600" in capsys.readouterr().out
