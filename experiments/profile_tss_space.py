@@ -64,6 +64,7 @@ from typing import Any, Iterator
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.hardware.counters import COUNTER_FIELDS
 from nasenergy.hardware.cuda_meter import CudaMeter, host_copies
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
@@ -430,16 +431,20 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 
 
 def agreement_row(arch: str, throughput_old: float, throughput_new: float, energy_old: float | None,
-                  energy_new: float | None, measured: tuple[str, str], gpu_uuid: tuple[str, str]) -> dict[str, Any]:
+                  energy_new: float | None, measured: tuple[str, str], gpu_uuid: tuple[str, str],
+                  counters: dict[str, tuple[str, str]] | None = None) -> dict[str, Any]:
     """One row of an agreement table: a network's earlier and later figures and their relative
-    differences (later / earlier - 1)."""
+    differences (later / earlier - 1); `counters`: GPU counter name -> (earlier, later) percent,
+    whose differences are in percentage points (``<name>_diff_pp``)."""
+    pp = {f"{name}_diff_pp": float(b) - float(a) if a and b else ""
+          for name, (a, b) in (counters or {}).items()}
     return {
         "canonical_arch": arch, "throughput_old": throughput_old, "throughput_new": throughput_new,
         "throughput_rel_diff": throughput_new / throughput_old - 1,
         "energy_old": energy_old, "energy_new": energy_new,
         "energy_rel_diff": energy_new / energy_old - 1 if energy_old and energy_new else "",
         "measured_old": measured[0], "measured_new": measured[1],
-        "gpu_uuid_old": gpu_uuid[0], "gpu_uuid_new": gpu_uuid[1],
+        "gpu_uuid_old": gpu_uuid[0], "gpu_uuid_new": gpu_uuid[1], **pp,
     }
 
 
@@ -460,6 +465,14 @@ def write_agreement(out: Path, out_rows: list[dict[str, Any]], what: str) -> int
         d = [abs(float(r[f"{q}_rel_diff"])) for r in out_rows if r[f"{q}_rel_diff"] != ""]
         if d:
             lines.append(f"| {q} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % |")
+    counters = [k for k in out_rows[0] if k.endswith("_diff_pp")]
+    if any(r[k] != "" for r in out_rows for k in counters):
+        lines += ["", "| GPU counter | median abs. diff | 90th percentile | worst |", "|---|---|---|---|"]
+        for k in counters:
+            d = sorted(abs(float(r[k])) for r in out_rows if r[k] != "")
+            if d:
+                lines.append(f"| {k.removesuffix('_diff_pp')} | {statistics.median(d):.1f} pp | "
+                             f"{d[int(0.9 * (len(d) - 1))]:.1f} pp | {d[-1]:.1f} pp |")
     lines.append("")
     (out / "README.md").write_text("\n".join(lines))
     print("\n".join(lines))
@@ -479,7 +492,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             r["canonical_arch"], float(e["throughput_img_per_s"]), float(r["throughput_img_per_s"]),
             float(e["energy_j_per_img"]) if e["energy_j_per_img"] else None,
             float(r["energy_j_per_img"]) if r["energy_j_per_img"] else None,
-            (e["measured_at"], r["measured_at"]), (e["gpu_uuid"], r["gpu_uuid"])))
+            (e["measured_at"], r["measured_at"]), (e["gpu_uuid"], r["gpu_uuid"]),
+            {name: (e.get(name, ""), r.get(name, "")) for name in COUNTER_FIELDS}))
     return write_agreement(args.out, out_rows,
                            f"{len(out_rows)} rows of `{args.earlier.name}` measured again in `{args.later.name}`")
 
