@@ -27,10 +27,13 @@ METHODS: dict[str, tuple[str, str]] = {
     "tpe+dominance": ("tpe", "dominance"),
     "tpe+dominance@0.8": ("tpe", "dominance"),
     "tpe+dominance@0.5": ("tpe", "dominance"),
+    "tpe+dominance+screen": ("tpe", "dominance"),
 }
 """method -> (sampler, filter)."""
 TARGET_RECALL: dict[str, float] = {"tpe+dominance@0.8": 0.8, "tpe+dominance@0.5": 0.5}
 """Methods that set the filter's target recall (the others keep the command's default)."""
+SCREEN: dict[str, int] = {"tpe+dominance+screen": 4}
+"""Methods that screen several measured candidates per full evaluation (``--screen``)."""
 DEFAULT_METHODS: tuple[str, ...] = ("random", "tpe", "nsga2", "tpe+threshold", "tpe+dominance")
 """The methods run when ``--methods`` is not given; the recall variants are a sensitivity study."""
 LEVELS: tuple[float, ...] = (0.95, 0.99)
@@ -115,11 +118,12 @@ def search_config(method: str, seed: int, budget: int, out: str | None = None, p
     ``patience`` None: the command's default stall guard; ``profile`` None: the shipped profile."""
     sampler, filt = METHODS[method]
     recall = {"target_recall": TARGET_RECALL[method]} if method in TARGET_RECALL else {}
+    screen = SCREEN.get(method, 1)
     return SearchConfig(
         budget=budget, space="tss", dataset=dataset, objectives=OBJECTIVES,
         benchmark=str(shared_data_dir()), hardware="recorded", filter=filt, dvfs="modelled",
         sampler=sampler, seed=seed, out=out, quiet=True, profile=profile,
-        patience=DEFAULT_PATIENCE if patience is None else patience, **recall,
+        patience=DEFAULT_PATIENCE if patience is None else patience, screen=screen, **recall,
     )
 
 

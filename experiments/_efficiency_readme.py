@@ -15,6 +15,7 @@ from _efficiency_front import (
     PRIMARY,
     RECALL_ACCURACY_PP,
     RECALL_HARDWARE_REL,
+    SCREEN,
     TARGET_RECALL,
     WARMUP_FACTOR,
     YARDSTICKS,
@@ -61,14 +62,18 @@ def _speedup_table(speed: list[dict[str, Any]], budget: int) -> list[str]:
     return lines
 
 
-def _target_lines(by: dict[str, dict[str, Any]], speed: list[dict[str, Any]], budget: int) -> list[str]:
-    """The two targets, judged on the normalised yardstick, with the origin-based figures beside."""
-    dom, tpe = by.get("tpe+dominance"), by.get("tpe")
+def _target_lines(by: dict[str, dict[str, Any]], speed: list[dict[str, Any]], budget: int,
+                  method: str = "tpe+dominance") -> list[str]:
+    """The two targets for ``method``, judged on the normalised yardstick, with the origin-based
+    figures beside."""
+    dom, tpe = by.get(method), by.get("tpe")
     if not (dom and tpe):
-        return ["* Not judged: the summary lacks tpe or tpe+dominance."]
+        return [f"* Not judged: the summary lacks tpe or {method}."]
+    who = "the dominance filter" if method == "tpe+dominance" else f"`{method}`"
+    lead = "* " if method == "tpe+dominance" else f"* `{method}`: "
     lines = []
     fac = {y: [s["factor"] for s in speed if s["yardstick"] == y and s["base"] == "tpe"
-               and s["other"] == "tpe+dominance"] for y in YARDSTICKS}
+               and s["other"] == method] for y in YARDSTICKS}
 
     def factors(y: str) -> str:
         best = max((f for f in fac[y] if f), default=None)
@@ -76,29 +81,29 @@ def _target_lines(by: dict[str, dict[str, Any]], speed: list[dict[str, Any]], bu
                 + (f"{best:.2f}×" if best else "none"))
 
     levels = [s["base_evals"] for s in speed if s["yardstick"] == PRIMARY and s["base"] == "tpe"
-              and s["other"] == "tpe+dominance"]
+              and s["other"] == method]
     met_at = [k for k, f in zip(levels, fac[PRIMARY]) if f and f >= 2]
     verdict = ("met at every level" if fac[PRIMARY] and len(met_at) == len(levels) else
                f"met only at the levels TPE reaches after {' and '.join(map(str, met_at))} evaluations"
                if met_at else "not met")
-    lines.append(f"* ≥ 2× fewer full evaluations than unfiltered TPE for the same hypervolume: "
+    lines.append(f"{lead}≥ 2× fewer full evaluations than unfiltered TPE for the same hypervolume: "
                  f"**{verdict}** on the normalised yardstick ({factors(PRIMARY)}); "
                  f"origin-based: {factors('origin')}; for the same front recall: {factors('recall')}.")
     p, o, r = YARDSTICKS[PRIMARY], YARDSTICKS["origin"], YARDSTICKS["recall"]
     final = dom[f"{p}_at_{budget}_mean"]
     lines.append(
-        f"* ≥ 0.99 of the true hypervolume at budget {budget} with the dominance filter: "
+        f"{lead}≥ 0.99 of the true hypervolume at budget {budget} with {who}: "
         f"**{'met' if final >= 0.99 else 'not met'}** on the normalised yardstick (mean {final:.3f}; "
         f"{dom[f'{p}_seeds_reaching_0.99']} of {dom['n_seeds']} seeds reach 0.99); origin-based: mean "
         f"{dom[f'{o}_at_{budget}_mean']:.3f}, {dom[f'{o}_seeds_reaching_0.99']} of {dom['n_seeds']} seeds.")
     base = tpe[f"{p}_at_{budget}_mean"]
     if base >= SATURATED:
         lines.append(
-            f"* **The hypervolume is saturated here**: unfiltered TPE itself reaches {base:.3f} of the true "
+            f"{lead}**The hypervolume is saturated here**: unfiltered TPE itself reaches {base:.3f} of the true "
             f"front's normalised hypervolume after {budget} evaluations, because a few networks that any "
             "search finds early hold most of the volume (*How to read the ratios*, below); the ratios "
             "then differ in the third decimal and the factors above compare noise. Judge the filter by "
-            f"the front recall: {dom[f'{r}_at_{budget}_mean']:.3f} with the filter against "
+            f"the front recall: {dom[f'{r}_at_{budget}_mean']:.3f} with {'the filter' if method == 'tpe+dominance' else who} against "
             f"{tpe[f'{r}_at_{budget}_mean']:.3f} without after {budget} evaluations; {factors('recall')}.")
     return lines
 
@@ -123,6 +128,17 @@ def _recall_clause(methods: Sequence[str]) -> str:
         return ""
     return "; as a sensitivity study, " + ", ".join(
         f"`{m}` is the dominance filter at target recall {TARGET_RECALL[m]:g}" for m in variants)
+
+
+def _screen_clause(methods: Sequence[str]) -> str:
+    variants = [m for m in methods if m in SCREEN]
+    if not variants:
+        return ""
+    return "; " + ", ".join(
+        f"`{m}` is the dominance filter with screening (`--screen {SCREEN[m]}`: per full evaluation at least "
+        f"{SCREEN[m]} candidates are measured, and the one the filter admitted with the largest expected "
+        "hypervolume improvement, its accuracy predicted from the run's own evaluations, is evaluated; "
+        "the other admitted ones are recorded as filtered, *screened out*)" for m in variants)
 
 
 def _coverage_note(sub: Subspace) -> str:
@@ -180,7 +196,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         f"Budget: {budget} full evaluations per run. Methods: random search, TPE and NSGA-II without a "
         "filter, TPE with the threshold filter and with the dominance-aware filter (target recall "
         f"{_default_recall('threshold'):g} and {_default_recall('dominance'):g}, the command's defaults"
-        f"{_recall_clause(list(by))}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
+        f"{_recall_clause(list(by))}{_screen_clause(list(by))}). Stall guard: `--patience` {', '.join(patience) or 'not recorded'} "
         "(a run stops as `stalled` after that many candidates in a row without a new full evaluation; "
         "it counts with the ratio it reached). Seeds 0.."
         f"{seeds_asked - 1} asked; the tables say how many finished.",
@@ -226,6 +242,7 @@ def write_readme(out: Path, sub: Subspace, summary: list[dict[str, Any]], speed:
         "## Targets",
         "",
         *_target_lines(by, speed, budget),
+        *[line for m in SCREEN if m in by for line in _target_lines(by, speed, budget, m)],
         "",
         "## Headroom for any filter",
         "",

@@ -62,6 +62,7 @@ from _efficiency_front import (
     PRIMARY,
     RECALL_ACCURACY_PP,
     RECALL_HARDWARE_REL,
+    SCREEN,
     TARGET_RECALL,
     YARDSTICKS,
     ClassFigures,
@@ -160,7 +161,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         raise UsageError(f"no finished runs to summarize in {args.out / 'runs'}")
     summary = summarize(curves, args.budget, sub)
     at = [k for k in (50, 100, args.budget) if k <= args.budget]
-    speed = [s for y in YARDSTICKS for other in ("tpe+dominance", "tpe+threshold", *TARGET_RECALL)
+    speed = [s for y in YARDSTICKS for other in ("tpe+dominance", "tpe+threshold", *TARGET_RECALL, *SCREEN)
              for s in speedups(curves, "tpe", other, at, y)]
     write_curves(curves, args.out / "curves.csv")
     write_table(summary, args.out / "summary.csv")

@@ -20,6 +20,7 @@ from nasenergy.search.config import (
     DVFS_MODES,
     ESTIMATES,
     MAX_CANDIDATES_PER_EVALUATION,
+    MAX_SCREEN,
     SAMPLERS,
     SearchConfig,
     parse_objectives,
@@ -162,6 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"safety cap on the study's candidates, evaluated or not (default "
                           f"{MAX_CANDIDATES_PER_EVALUATION} x budget, divided by the share of cells a partial "
                           "recorded profile covers)")
+    run.add_argument("--screen", type=_positive_int, default=_DEFAULTS.screen, metavar="K",
+                     help="screening: measure at least K new candidates per full evaluation (measurements are "
+                          "cheap) and evaluate, of those the filter admitted, the one of largest expected "
+                          "hypervolume improvement, its accuracy predicted from this run's own evaluations; the "
+                          "other admitted ones are recorded as filtered, 'screened out' (default %(default)s: "
+                          f"evaluate every admitted candidate; at most {MAX_SCREEN})")
     run.add_argument("--patience", type=_non_negative_int, default=_DEFAULTS.patience, metavar="N",
                      help="stall guard: stop when the study's last N candidates (duplicates, networks outside "
                           "a recorded profile, filtered ones) brought no new full evaluation; 0 turns it off "
@@ -219,6 +226,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         out=args.out,
         workers=args.workers,
         max_candidates=args.max_candidates,
+        screen=args.screen,
         patience=args.patience,
         lease_s=args.lease_s,
         db_retry_s=args.db_retry_s,

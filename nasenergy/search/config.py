@@ -64,6 +64,10 @@ rejects) went 500 to 2,300 candidates between evaluations, for thousands of cand
 a fourfold margin on the first and stops the second long before the candidate cap."""
 
 
+MAX_SCREEN = 64
+"""The most candidates ``--screen`` may gather per full evaluation."""
+
+
 def default_target_recall(filter_mode: str) -> float:
     """The filter's target recall when ``--target-recall`` is not given: its registered
     `nasenergy.filter.registry.FilterKind.default_target_recall` (0.95 for an unknown mode).
@@ -137,6 +141,10 @@ class SearchConfig:
         max_candidates: safety cap on the study's total candidates; ``None`` means
             ``MAX_CANDIDATES_PER_EVALUATION * budget``, divided by the share of cells a partial
             recorded profile answers (`nasenergy.search.coverage.candidate_cap`).
+        screen: screening: at least this many new candidates are measured per full evaluation;
+            of those the filter admitted, the one of largest expected hypervolume improvement is
+            evaluated and the others are recorded as screened out (`nasenergy.search.screening`);
+            ``1`` evaluates every admitted candidate.
         patience: stall guard: stop when the study's last ``patience`` candidates (finished ones,
             in trial order) brought no new full evaluation; ``0`` turns it off. Counted over the
             whole study, so a resumed run that stopped this way stops again at once unless the
@@ -170,6 +178,7 @@ class SearchConfig:
     out: str | None = None
     workers: int = 1
     max_candidates: int | None = None
+    screen: int = 1
     patience: int = DEFAULT_PATIENCE
     lease_s: float = 60.0
     db_retry_s: float = 120.0
@@ -194,8 +203,9 @@ class SearchConfig:
         objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in self.objectives)
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
         profile = f"-profile.{profile_digest(self.profile)[:8]}" if self.profile is not None else ""
+        screen = f"-screen{self.screen}" if self.screen != 1 else ""
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
-                f"dvfs.{self.dvfs}{profile}-{self.sampler}-seed{self.seed}")
+                f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}-seed{self.seed}")
 
     @property
     def out_dir(self) -> Path:
@@ -247,6 +257,10 @@ class SearchConfig:
             raise UsageError(
                 f"--max-candidates ({self.max_candidates}) must be at least --budget ({self.budget})"
             )
+        if isinstance(self.screen, bool) or not isinstance(self.screen, int) or not 1 <= self.screen <= MAX_SCREEN:
+            raise UsageError(f"--screen must be a whole number of candidates from 1 to {MAX_SCREEN}, got {self.screen!r}")
+        if self.screen > 1 and "accuracy" not in self.objectives:
+            raise UsageError("--screen ranks candidates by predicted accuracy: keep accuracy in --objectives")
         if self.patience < 0:
             raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {self.patience}")
         if not self.lease_s >= 5.0:

@@ -12,7 +12,11 @@ For each candidate (one Optuna trial, ask-and-tell):
    network a recorded profile lacks is recorded ``not_recorded`` and told ``PRUNED`` (it spends
    no budget, and the sampler learns to avoid such cells; the duplicate-aware TPE passes over
    them among its draws, `Components.covers`).
-3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures.
+3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures. With screening
+   (``--screen K``, `nasenergy.search.screening`) an admitted candidate waits, its trial open,
+   until ``K`` candidates were measured since the last screening; the one of largest expected
+   hypervolume improvement goes on, the others are recorded ``filtered`` (screened out) and told
+   ``FAIL``, which the sampler's model leaves out.
 4. **claim** a budget slot for its network (atomic across workers, see
    `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
 5. **evaluate** its accuracy (the expensive step the budget counts), drawing the benchmark's
@@ -35,6 +39,7 @@ full evaluation (`candidates_since_evaluation`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import os
@@ -42,12 +47,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from nasenergy.errors import CandidateError, NasEnergyError
-from nasenergy.filter.trial_attrs import record_decision
+from nasenergy.filter.energy_bound import optimistic_figures
+from nasenergy.filter.records import Decision
+from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, record_decision
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import ParetoFront
@@ -58,6 +65,7 @@ from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.objectives import objectives_for
+from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess
 from nasenergy.search.tpe_dedup import watch_seen_networks
 from search_spaces import Arch
@@ -137,6 +145,15 @@ def is_candidate_error(exc: NasEnergyError) -> bool:
     return isinstance(exc, CANDIDATE_ERRORS)
 
 
+class _Pooled(NamedTuple):
+    """A screening pool member's trial and network (`Screened.payload`)."""
+
+    number: int
+    arch: Arch
+    key: str
+    decision: Decision
+
+
 @dataclass(frozen=True)
 class WorkerResult:
     """Why a worker stopped.
@@ -197,40 +214,63 @@ class Worker:
         self._handled = 0
         # TPE avoids seen networks, and those a partial recorded profile lacks
         self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
+        self._screener = self._make_screener() if config.screen > 1 else None
+        self._pool: list[Screened] = []
+        self._round_measured = 0  # candidates measured since the last screening
 
     # ------------------------------------------------------------------ loop
 
     def run(self) -> WorkerResult:
         """Work until the budget is finished, the candidate cap or the stall guard stops the
         study, or `stop` is set."""
+        try:
+            return self._loop()
+        except BaseException:
+            self._drain_pool(oc.ABANDONED, "the worker stopped before the screened candidates were settled")
+            raise
+
+    def _loop(self) -> WorkerResult:
         while True:
             if self.stop.is_set():
-                return WorkerResult("stopped", self._handled)
+                return self._stopping("stopped", oc.ABANDONED)
             if self.parent_pid is not None and os.getppid() != self.parent_pid:
-                return WorkerResult("parent_gone", self._handled)
+                return self._stopping("parent_gone", oc.ABANDONED)
             status = self.claims.status()
             if status.complete:
-                return WorkerResult("budget", self._handled)
+                return self._stopping("budget", oc.OVER_BUDGET)
             if status.orphans or status.claimed >= status.budget:
                 orphan = self.claims.adopt_orphan()
                 if orphan is not None:
                     self._finish_orphan(orphan)
                     continue
             if self._exhausted(status):
+                if self._settle_early():
+                    continue
                 return WorkerResult("exhausted", self._handled)
             if status.claimed >= status.budget:
+                if self._pool:  # the slots went to other workers: these can no longer be evaluated
+                    self._drain_pool(oc.OVER_BUDGET, "the budget was spent before it was screened")
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue
             trials = self.study.get_trials(deepcopy=False)
             if len(trials) >= self.cap:
+                if self._settle_early():
+                    continue
                 return WorkerResult("max_candidates", self._handled)
             if is_stalled(trials, self.config.patience):
+                if self._settle_early():
+                    continue
                 return WorkerResult("stalled", self._handled)
             self._learn(trials)
             self._seen.update(trials)
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
+
+    def _stopping(self, reason: str, outcome: str) -> WorkerResult:
+        """Close the screening pool's trials as ``outcome`` and stop for ``reason``."""
+        self._drain_pool(outcome, f"the worker stopped ({reason}) before it was screened")
+        return WorkerResult(reason, self._handled)
 
     def _exhausted(self, status: BudgetStatus) -> bool:
         """Whether every class a partial recorded profile holds has been seen (a new candidate can
@@ -264,17 +304,24 @@ class Worker:
                     raise
                 self.claims.record(key, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
-            decision = self.components.filter.admit(measurement, self._front.points, features=space.features(arch))
+            features = space.features(arch)
+            decision = self.components.filter.admit(measurement, self._front.points, features=features)
             record_decision(trial, decision, measurement)
+            self._round_measured += 1
             if not decision.admit:
                 self.claims.record(key, str(arch), trial.number, FILTERED)
-                return self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
-            claim = self.claims.claim(key, str(arch), trial.number)
-            if claim.kind == "exists":
-                return self._answer_duplicate(trial.number, claim.cell)
-            if claim.kind == "budget_full":
-                return self._tell(trial.number, oc.OVER_BUDGET, self._states.FAIL)
-            return self._evaluate(trial.number, arch, key, measurement)
+                outcome = self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
+            elif self._screener is not None:
+                self._pool.append(Screened(measurement, features, _Pooled(trial.number, arch, key, decision)))
+                outcome = oc.RUNNING  # its trial stays open until it is screened
+            else:
+                return self._claim_and_evaluate(trial.number, arch, key, measurement)
+            if self._pool and self._round_measured >= self.config.screen:
+                settled = self._settle_pool()
+                if outcome == oc.RUNNING:
+                    return settled
+                self.on_candidate(settled)
+            return outcome
         except UpdateFinishedTrialError:
             return LOST  # another process closed this trial (the study spent its budget meanwhile)
         except NasEnergyError as exc:
@@ -283,6 +330,102 @@ class Worker:
         except BaseException as exc:
             self._abandon(trial.number, f"{type(exc).__name__}: {exc}".strip())
             raise
+
+    def _claim_and_evaluate(self, number: int, arch: Arch, key: str, measurement: Measurement) -> str:
+        """Steps 4-7 for an admitted candidate."""
+        claim = self.claims.claim(key, str(arch), number)
+        if claim.kind == "exists":
+            return self._answer_duplicate(number, claim.cell)
+        if claim.kind == "budget_full":
+            return self._tell(number, oc.OVER_BUDGET, self._states.FAIL)
+        return self._evaluate(number, arch, key, measurement)
+
+    # ------------------------------------------------------------- screening
+
+    def _make_screener(self) -> Screener:
+        """The screener of ``--screen``: hardware figures from the filter's optimistic bound at
+        the optimal clock where it has one (the modelled figures themselves under a modelled DVFS
+        step), else the default-clock measurement."""
+        bound = getattr(self.components.filter, "energy_bound", None)
+
+        def hardware(m: Measurement) -> tuple[float, float]:
+            if bound is not None:
+                opt = optimistic_figures(bound, m)
+                return opt.throughput_img_per_s_upper, opt.energy_j_per_img_lower
+            return m.throughput_img_per_s, math.nan if m.energy_j_per_img is None else m.energy_j_per_img
+
+        return Screener(tuple(self.config.objectives), hardware, seed=self.config.seed)
+
+    def _settle_pool(self) -> str:
+        """Screen the pool: a candidate the filter now rejects (another worker's evaluations moved
+        the front since it was admitted) is told filtered; the one the screener ranks first is
+        evaluated; the others are told screened out."""
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        assert self._screener is not None
+        pool, self._pool = self._pool, []
+        self._round_measured = 0
+        try:
+            pool = [c for c in pool if self._still_admitted(c)]
+            if not pool:
+                return oc.FILTERED
+            ranking = self._screener.choose(pool)
+            chosen = pool[ranking.chosen]
+            for i, cand in enumerate(pool):
+                if i != ranking.chosen:
+                    self._dismiss(cand, ranking.reason)
+            p = chosen.payload
+            if len(pool) > 1:
+                reason = f"{p.decision.reason}; chosen by screening among {len(pool)} measured candidates"
+                decision = dataclasses.replace(p.decision, reason=reason)
+                self._trials.set_attrs(p.number, {CHEAP_ATTR: cheap_attr(chosen.measurement, decision)})
+            return self._claim_and_evaluate(p.number, p.arch, p.key, chosen.measurement)
+        except UpdateFinishedTrialError:
+            return LOST
+        except BaseException as exc:
+            for cand in pool:
+                self._abandon(cand.payload.number, f"{type(exc).__name__}: {exc}".strip())
+            raise
+
+    def _still_admitted(self, cand: Screened) -> bool:
+        """Ask the filter again about a pooled candidate (against the current front); a rejected
+        one is told filtered as the filter's own rejects are."""
+        p = cand.payload
+        if p.decision.n_observed == getattr(self.components.filter, "n_observed", None):
+            return True  # nothing learnt since it was admitted
+        decision = self.components.filter.admit(cand.measurement, self._front.points, features=cand.features)
+        if decision.admit:
+            return True
+        self.claims.record(p.key, str(p.arch), p.number, FILTERED)
+        self._tell(p.number, oc.FILTERED, self._states.PRUNED, {CHEAP_ATTR: cheap_attr(cand.measurement, decision)})
+        return False
+
+    def _dismiss(self, cand: Screened, reason: str) -> None:
+        """Tell a screened-out candidate ``filtered``, its decision saying why. Its trial ends
+        ``FAIL``, which Optuna's samplers leave out of their models: the filter admitted it, so
+        telling it ``PRUNED`` (what TPE reads as a poor candidate) would teach the sampler that
+        the promising region it came from is poor."""
+        p = cand.payload
+        decision = dataclasses.replace(p.decision, admit=False, reason=reason)
+        self.claims.record(p.key, str(p.arch), p.number, FILTERED)
+        self._tell(p.number, oc.FILTERED, self._states.FAIL, {CHEAP_ATTR: cheap_attr(cand.measurement, decision)})
+
+    def _settle_early(self) -> bool:
+        """A guard is about to stop the worker: evaluate the best pooled candidate first, if any.
+        Returns whether there was a pool."""
+        if not self._pool:
+            return False
+        self.on_candidate(self._settle_pool())
+        return True
+
+    def _drain_pool(self, outcome: str, message: str) -> None:
+        """Close every pooled trial as ``outcome`` (``FAIL``; never raises)."""
+        pool, self._pool = self._pool, []
+        for cand in pool:
+            try:
+                self._tell(cand.payload.number, outcome, self._states.FAIL, {tr.ERROR: message})
+            except Exception:  # the storage may be what failed; close_abandoned_trials repairs it
+                pass
 
     def _evaluate(
         self, number: int, arch: Arch, key: str, measurement: Measurement, *, seed_number: int | None = None
@@ -458,13 +601,17 @@ class Worker:
             self._observed.add(t.number)
             scored = tr.scored_of(t)
             measurement = Measurement.from_dict(tr.measurement_of(t))
+            features = self.components.space.features(t.user_attrs[tr.CANDIDATE]["arch"])
             self.components.filter.observe(
                 measurement,
                 scored["accuracy_pct"],
-                features=self.components.space.features(t.user_attrs[tr.CANDIDATE]["arch"]),
+                features=features,
                 throughput_img_per_s=scored.get("throughput_img_per_s"),
                 energy_j_per_img=scored.get("energy_j_per_img"),
             )
-            new_points.append([scored[o.column] for o in self.objectives])
+            row = [scored[o.column] for o in self.objectives]
+            if self._screener is not None:
+                self._screener.observe(measurement, features, row)
+            new_points.append(row)
         if new_points:
             self._front.extend(np.asarray(new_points, dtype=float))
