@@ -360,7 +360,7 @@ class Worker:
         """Screen the pool: a candidate the filter now rejects (another worker's evaluations moved
         the front since it was admitted) is told filtered; the one the screener ranks first is
         evaluated; the others are told screened out."""
-        from optuna.exceptions import UpdateFinishedTrialError
+        from optuna.exceptions import UpdateFinishedTrialError  # lazy: optuna is imported once a search runs
 
         assert self._screener is not None
         pool, self._pool = self._pool, []
