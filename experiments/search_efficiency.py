@@ -1,7 +1,9 @@
 """Search efficiency: how many full evaluations each search method needs to find the Pareto front.
 
-Compares random search, TPE and NSGA-II without a filter, and TPE with the threshold and the
-dominance-aware utilization filters, on three objectives: accuracy (12-epoch x-valid of CIFAR-10, or of ``--dataset``, the
+Compares random search, TPE and NSGA-II without a filter, TPE with the threshold and the
+dominance-aware utilization filters, and TPE with the dominance filter and screening
+(``tpe+dominance+screen``: ``--screen 4`` of ``python -m nasenergy.search``, see
+`nasenergy.search.screening`), on three objectives: accuracy (12-epoch x-valid of CIFAR-10, or of ``--dataset``, the
 NATS-Bench search metric) ↑, throughput at the energy-optimal clock ↑ and energy per image at that
 clock ↓. Throughput and energy come from the recorded H200 profile (default clock, **recorded**)
 and the DVFS model with the extrapolated H200 parameters (optimal clock, **modelled**); accuracy
@@ -110,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1 per method")
     p.add_argument("--budget", type=int, default=200, help="full evaluations per run")
     p.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                   help="comma-separated, from: " + ", ".join(METHODS) + " (@R: the dominance filter at target recall R)")
+                   help="comma-separated, from: " + ", ".join(METHODS) + " (@R: the dominance filter at target recall R; +screen: with screening, --screen 4)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
     p.add_argument("--dataset", choices=("cifar10", "cifar100", "ImageNet16-120"), default=DATASET,
                    help="NATS-Bench dataset of the accuracy objective (default %(default)s); give each "

@@ -180,6 +180,25 @@ def test_recall_variants_set_the_filter_target_recall(se, tmp_path, monkeypatch)
     assert set(se.DEFAULT_METHODS) < set(se.METHODS)
 
 
+def test_the_screening_method_screens_and_the_others_do_not(se, tmp_path, monkeypatch):
+    monkeypatch.setenv("NASENERGY_SHARED_DATA", str(tmp_path))
+    screened = se.search_config("tpe+dominance+screen", 0, 10)
+    assert (screened.sampler, screened.filter, screened.screen) == ("tpe", "dominance", 4)
+    assert all(se.search_config(m, 0, 10).screen == 1 for m in se.METHODS if m != "tpe+dominance+screen")
+
+
+def test_the_screening_method_is_judged_against_the_targets_too(se):
+    by = {"tpe": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.95, "front_recall_at_200_mean": 0.4},
+          "tpe+dominance+screen": {"n_seeds": 2, "hv_norm_ratio_at_200_mean": 0.995, "hv_ratio_at_200_mean": 0.98,
+                                   "hv_norm_ratio_seeds_reaching_0.99": 2, "hv_ratio_seeds_reaching_0.99": 1,
+                                   "front_recall_at_200_mean": 0.7}}
+    speed = [{"yardstick": y, "base": "tpe", "other": "tpe+dominance+screen", "base_evals": k, "factor": 2.5}
+             for y in se.YARDSTICKS for k in (50, 100, 200)]
+    lines = se._target_lines(by, speed, 200, "tpe+dominance+screen")
+    assert lines[0].startswith("* `tpe+dominance+screen`: ") and "met at every level" in lines[0]
+    assert "with `tpe+dominance+screen`: **met**" in lines[1]
+
+
 def test_filter_headroom_counts_evaluations_dominated_on_arrival(se):
     def row(acc, thr, energy):
         return {"outcome": "evaluated", "accuracy_pct": str(acc), "throughput_img_per_s": str(thr),
