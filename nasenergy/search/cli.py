@@ -40,7 +40,8 @@ Energy-aware architecture search over a NATS-Bench space with Optuna (ask-and-te
 objectives: accuracy (up), throughput (up) and energy per image (down), the last two at each
 network's energy-optimal GPU clock. Each candidate is suggested, canonicalized (an equal network is
 answered from its earlier result), measured cheaply, passed through the utilization filter, and only
-then fully evaluated for accuracy. --budget counts the full evaluations, exactly, over all workers.
+then fully evaluated for accuracy (with --screen K, only the most promising of every K measured
+candidates is). --budget counts the full evaluations, exactly, over all workers.
 
 Running the same command again resumes the study. The run folder receives candidates.csv,
 pareto_front.csv, report.md, env.json, config.json and PNG plots.
@@ -50,6 +51,7 @@ _EPILOG = """\
 examples:
   python -m nasenergy.search --budget 200
   python -m nasenergy.search --budget 50 --objectives accuracy,energy --filter none --out runs/try
+  python -m nasenergy.search --budget 200 --screen 4
   python -m nasenergy.search --budget 500 --storage postgresql://user@db-host:5432/nas --study-name big
       (start the same command on every machine: the workers share the study and its budget)
   NASENERGY_STORAGE=postgresql://user:PASSWORD@db-host:5432/nas python -m nasenergy.search --budget 500
