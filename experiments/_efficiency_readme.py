@@ -138,6 +138,7 @@ def _screen_clause(methods: Sequence[str]) -> str:
         f"`{m}` is the dominance filter with screening (`--screen {SCREEN[m]}`: per full evaluation at least "
         f"{SCREEN[m]} candidates are measured, and the one the filter admitted with the largest expected "
         "hypervolume improvement, its accuracy predicted from the run's own evaluations, is evaluated; "
+        "up to 4 of the next best that still promise an improvement wait for the next screening, "
         "the other admitted ones are recorded as filtered, *screened out*)" for m in variants)
 
 

@@ -168,7 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--screen", type=_positive_int, default=_DEFAULTS.screen, metavar="K",
                      help="screening: measure at least K new candidates per full evaluation (measurements are "
                           "cheap) and evaluate, of those the filter admitted, the one of largest expected "
-                          "hypervolume improvement, its accuracy predicted from this run's own evaluations; the "
+                          "hypervolume improvement, its accuracy predicted from this run's own evaluations; a "
+                          "few of the next best that still promise an improvement wait for the next screening, the "
                           "other admitted ones are recorded as filtered, 'screened out' (default %(default)s: "
                           f"evaluate every admitted candidate; at most {MAX_SCREEN})")
     run.add_argument("--patience", type=_non_negative_int, default=_DEFAULTS.patience, metavar="N",

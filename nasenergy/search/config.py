@@ -143,7 +143,8 @@ class SearchConfig:
             recorded profile answers (`nasenergy.search.coverage.candidate_cap`).
         screen: screening: at least this many new candidates are measured per full evaluation;
             of those the filter admitted, the one of largest expected hypervolume improvement is
-            evaluated and the others are recorded as screened out (`nasenergy.search.screening`);
+            evaluated, a few of the next best wait for the next screening and the others are
+            recorded as screened out (`nasenergy.search.screening`);
             ``1`` evaluates every admitted candidate.
         patience: stall guard: stop when the study's last ``patience`` candidates (finished ones,
             in trial order) brought no new full evaluation; ``0`` turns it off. Counted over the

@@ -15,8 +15,9 @@ For each candidate (one Optuna trial, ask-and-tell):
 3. **filter**: a rejected candidate is told ``PRUNED`` with its cheap figures. With screening
    (``--screen K``, `nasenergy.search.screening`) an admitted candidate waits, its trial open,
    until ``K`` candidates were measured since the last screening; the one of largest expected
-   hypervolume improvement goes on, the others are recorded ``filtered`` (screened out) and told
-   ``FAIL``, which the sampler's model leaves out.
+   hypervolume improvement goes on, the few next best that still promise one wait for the next
+   screening, the others are recorded ``filtered`` (screened out) and told ``FAIL``, which the
+   sampler's model leaves out.
 4. **claim** a budget slot for its network (atomic across workers, see
    `nasenergy.search.claims`); when the budget is spent the candidate is recorded ``over_budget``.
 5. **evaluate** its accuracy (the expensive step the budget counts), drawing the benchmark's
@@ -312,7 +313,8 @@ class Worker:
                 self.claims.record(key, str(arch), trial.number, FILTERED)
                 outcome = self._tell(trial.number, oc.FILTERED, self._states.PRUNED)
             elif self._screener is not None:
-                self._pool.append(Screened(measurement, features, _Pooled(trial.number, arch, key, decision)))
+                self._pool.append(Screened(measurement, features, _Pooled(trial.number, arch, key, decision),
+                                           self._group_of(arch)))
                 outcome = oc.RUNNING  # its trial stays open until it is screened
             else:
                 return self._claim_and_evaluate(trial.number, arch, key, measurement)
@@ -356,6 +358,12 @@ class Worker:
 
         return Screener(tuple(self.config.objectives), hardware, seed=self.config.seed)
 
+    def _group_of(self, arch: Arch | str) -> str | None:
+        """The screener's group of ``arch``: the structure of its deployed network where the space
+        defines one (`Screened.group`)."""
+        deployed_key = getattr(self.components.space, "deployed_key", None)
+        return None if deployed_key is None else str(deployed_key(arch))
+
     def _settle_pool(self) -> str:
         """Screen the pool: a candidate the filter now rejects (another worker's evaluations moved
         the front since it was admitted) is told filtered; the one the screener ranks first is
@@ -371,8 +379,9 @@ class Worker:
                 return oc.FILTERED
             ranking = self._screener.choose(pool)
             chosen = pool[ranking.chosen]
+            self._pool = [pool[i] for i in ranking.kept]  # their trials stay open for the next screening
             for i, cand in enumerate(pool):
-                if i != ranking.chosen:
+                if i != ranking.chosen and i not in ranking.kept:
                     self._dismiss(cand, ranking.reason)
             p = chosen.payload
             if len(pool) > 1:
@@ -383,6 +392,7 @@ class Worker:
         except UpdateFinishedTrialError:
             return LOST
         except BaseException as exc:
+            self._pool = []
             for cand in pool:
                 self._abandon(cand.payload.number, f"{type(exc).__name__}: {exc}".strip())
             raise
@@ -611,7 +621,7 @@ class Worker:
             )
             row = [scored[o.column] for o in self.objectives]
             if self._screener is not None:
-                self._screener.observe(measurement, features, row)
+                self._screener.observe(measurement, features, row, self._group_of(t.user_attrs[tr.CANDIDATE]["arch"]))
             new_points.append(row)
         if new_points:
             self._front.extend(np.asarray(new_points, dtype=float))

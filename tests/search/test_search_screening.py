@@ -14,7 +14,7 @@ from nasenergy.measurement import Measurement
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.cli import build_parser, config_from_args, main
 from nasenergy.search.run_files import load_run
-from nasenergy.search.screening import Screened, Screener, improvement_scores
+from nasenergy.search.screening import Screened, Screener, expected_improvement_scores, improvement_scores
 
 SENSES = ("maximize", "maximize", "minimize")
 
@@ -84,6 +84,63 @@ def test_after_min_fit_the_candidate_predicted_to_extend_the_front_is_chosen():
     assert "expected hypervolume improvement" in ranking.reason
 
 
+def _observed_screener(**kw) -> Screener:
+    """A screener that has learnt six evaluations spread over hardware and accuracy."""
+    s = Screener(("accuracy", "throughput", "energy"), _figures, min_fit=4, estimator="rf", **kw)
+    for k, flops in enumerate((1e7, 3e7, 1e8, 3e8, 1e9, 3e9)):
+        m = _measurement(1e5 / (k + 1), 1e-3 * (k + 1), flops)
+        s.observe(m, None, [20.0 + 10 * k, m.throughput_img_per_s, m.energy_j_per_img], group=f"g{k}")
+    return s
+
+
+def test_a_group_evaluated_alike_twice_is_predicted_without_spread():
+    s = _observed_screener()
+    m = _measurement(1e5, 1e-3, 1e7)
+    s.observe(m, None, [20.0, m.throughput_img_per_s, m.energy_j_per_img], group="g0")
+    mean, spread = s.predict([Screened(m, group="g0"), Screened(m, group="new")])
+    assert mean[0] == 20.0 and spread[0] == 0.0
+    assert spread[1] > 0
+
+
+def test_a_group_evaluated_once_gets_its_value_and_the_pooled_within_group_spread():
+    s = _observed_screener()
+    for acc in (50.0, 52.0):  # one repeated group: within-group deviation sqrt(2)
+        m = _measurement(2e4, 5e-3, 1e9)
+        s.observe(m, None, [acc, m.throughput_img_per_s, m.energy_j_per_img], group="rep")
+    mean, spread = s.predict([Screened(_measurement(1e5, 1e-3, 1e7), group="g0")])
+    assert mean[0] == 20.0 and spread[0] == pytest.approx(math.sqrt(2.0))
+
+
+def test_a_repeated_group_without_spread_loses_to_an_uncertain_candidate():
+    """The network of the best throughput was evaluated twice at the same accuracy: another member
+    of its group cannot improve the front, a new network with the same figures may."""
+    s = _observed_screener()
+    m = _measurement(1e5, 1e-3, 1e7)
+    s.observe(m, None, [20.0, m.throughput_img_per_s, m.energy_j_per_img], group="g0")
+    ranking = s.choose([Screened(m, group="g0"), Screened(m, group="unseen")])
+    assert ranking.chosen == 1 and ranking.scores[1] > 0 >= ranking.scores[0]
+    assert ranking.kept == ()  # the one that promises nothing is not kept
+
+
+def test_unchosen_candidates_that_promise_an_improvement_are_kept_up_to_the_reserve():
+    s = _observed_screener(reserve=2)
+    cands = [Screened(_measurement(2e5 * (1 + k), 1e-4, 1e8), group=f"new{k}") for k in range(4)]
+    ranking = s.choose(cands)
+    assert len(ranking.kept) == 2 and ranking.chosen not in ranking.kept
+    assert all(ranking.scores[i] > 0 for i in ranking.kept)
+    assert ranking.scores[ranking.kept[0]] >= ranking.scores[ranking.kept[1]]
+    assert _observed_screener(reserve=0).choose(cands).kept == ()
+
+
+def test_the_expected_improvement_rewards_spread_under_a_dominated_mean():
+    front = np.array([[80.0, 1000.0, 1.0]])
+    at_mean = np.array([[79.0, 1000.0, 1.0]])
+    narrow = np.array([[[79.0, 1000.0, 1.0]] * 3])
+    wide = np.array([[[75.0, 1000.0, 1.0], [79.0, 1000.0, 1.0], [83.0, 1000.0, 1.0]]])
+    assert expected_improvement_scores(narrow, at_mean, front, SENSES)[0] < 0
+    assert expected_improvement_scores(wide, at_mean, front, SENSES)[0] > 0
+
+
 def test_the_screener_refuses_objectives_without_accuracy_first():
     with pytest.raises(ValueError, match="accuracy"):
         Screener(("throughput", "energy"), _figures)
@@ -104,10 +161,15 @@ def test_a_screened_search_evaluates_the_budget_and_records_the_screened_out(tmp
     screened = [r for r in rows if r["outcome"] == "filtered"]
     assert screened, "nothing was screened out"
     assert all(r["filter_reason"].startswith("screened out") for r in screened)
-    # three measured candidates per evaluation: two screened out each time
-    assert len(screened) == 2 * 14
+    # three measured candidates per evaluation; every measured one is evaluated, screened out, or
+    # (kept for a next screening when the budget ran out) over budget
+    measured = [r for r in rows if r["outcome"] in ("evaluated", "filtered", "over_budget")]
+    assert len(measured) == 3 * 14
+    assert len(measured) - len(screened) - 14 <= 4  # at most the reserve is left at the end
     chosen = [r for r in rows if r["outcome"] == "evaluated"]
-    assert all("chosen by screening among 3" in r["filter_reason"] for r in chosen)
+    pools = [int(r["filter_reason"].rsplit("among ", 1)[1].split()[0]) for r in chosen]
+    assert min(pools) == 3
+    assert max(pools) > 3  # candidates kept from a screening are ranked again in the next one
     assert not [r for r in rows if r["outcome"] in ("running", "abandoned")]  # no trial left open
     # the first evaluations take the sampler's proposal; from min_fit on the model ranks them
     assert any("expected hypervolume improvement" in r["filter_reason"] for r in screened)
@@ -174,4 +236,5 @@ def test_the_flag_reaches_the_config_and_bad_values_end_with_one_line(tmp_path, 
 def test_help_describes_the_flag(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--help"])
-    assert "--screen K" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--screen K" in out and "wait for the next screening" in " ".join(out.split())
