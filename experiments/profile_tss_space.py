@@ -155,6 +155,9 @@ def _energy_options(args: argparse.Namespace) -> dict[str, Any]:
                               ("energy_source", getattr(args, "energy_source", None)),
                               ("n_repeats", getattr(args, "repeats", None)),
                               ("energy_max_window_s", getattr(args, "energy_max_window_s", None)),
+                              ("energy_target_rel_se", getattr(args, "energy_target_rel_se", None)),
+                              ("throughput_from_energy", getattr(args, "throughput_from_energy", None)),
+                              ("release_every", getattr(args, "release_every", None)),
                               ("cudnn_benchmark", getattr(args, "cudnn_benchmark", None))) if v is not None}
 
 
@@ -275,8 +278,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
         return 2
-    if args.builders < 1 or (args.repeats is not None and args.repeats < 1):
-        raise UsageError("--builders and --repeats must be at least 1")
+    if args.builders < 1 or any(v is not None and v < 1 for v in (args.repeats, args.release_every)):
+        raise UsageError("--builders, --repeats and --release-every must be at least 1")
     space = get_space(args.space)
     settings = with_formats([SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else []), args.fp32_format)
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
@@ -301,6 +304,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         n_ref = measure_reference(meter, space, settings, args, args.chunk_dir / f"reference_{stamp}.csv")
         print(f"re-measured {n_ref} reference rows on this board", flush=True)
     chunk = args.chunk_dir / f"chunk_{stamp}.csv"
+    unpacker = concurrent.futures.ThreadPoolExecutor(1) if args.unpack_ahead else None
     per_class: list[float] = []
     n_rows = 0
     with open(chunk, "w", newline="") as f, pool:
@@ -309,8 +313,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
         f.flush()
 
         def ahead(arch: Any) -> Any:
-            return pool.submit(prepare_named, args.space, str(arch),
-                               missing_settings(space.deployed_key(arch), settings, done), args.builder == "process")
+            built = pool.submit(prepare_named, args.space, str(arch),
+                                missing_settings(space.deployed_key(arch), settings, done), args.builder == "process")
+            if unpacker is None:
+                return built
+            return unpacker.submit(lambda: unpack(built.result()))  # unpacked while the GPU measures
 
         futures = collections.deque(ahead(a) for a in todo[:depth])
         for k, arch in enumerate(todo):
@@ -320,7 +327,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
                 break
             t0 = time.perf_counter()
-            prepared = unpack(futures.popleft().result())
+            prepared = unpack(futures.popleft().result())  # (already unpacked: only the cache is seeded)
             if k + depth < len(todo):
                 futures.append(ahead(todo[k + depth]))
             for row in _measure_rows(meter, space, arch, prepared,
@@ -336,6 +343,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
             if args.verbose:
                 print(f"{k} {arch} {per_class[-1]:.3f} s", flush=True)
     meter.close()
+    if unpacker is not None:
+        unpacker.shutdown(cancel_futures=True)
     rate = statistics.fmean(per_class) if per_class else float("nan")
     print(f"wrote {n_rows} rows for {len(per_class)} classes to {chunk}; "
           f"{rate:.3f} s per class (mean), {time.perf_counter() - t_start:.0f} s in all", flush=True)
@@ -572,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="what energy windows read (default: the meter's, the energy counter)")
     m.add_argument("--energy-max-window-s", type=float, metavar="S",
                    help="with --energy-source samples: a window whose power swings runs on up to S seconds "
-                        "until its mean is known within 0.5 %%")
+                        "until its mean is known within --energy-target-rel-se")
     m.add_argument("--fp32-format", choices=("faster", "contiguous", "channels_last"), default="faster",
                    help="fp32's memory format: the faster of the two (probed per network, the default) or fixed")
     m.add_argument("--builder", choices=("thread", "process"), default="thread",
@@ -580,6 +589,14 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--builders", type=int, default=2, metavar="N",
                    help="with --builder process: N processes, N networks built ahead (default 2)")
     m.add_argument("--repeats", type=int, help="timed throughput repeats (default: the meter's)")
+    m.add_argument("--energy-target-rel-se", type=float, metavar="F",
+                   help="with --energy-max-window-s: the relative standard error a window stops at (default 0.005)")
+    m.add_argument("--throughput-from-energy", action="store_true", default=None,
+                   help="take the throughput from the energy windows' own passes (no timed phase)")
+    m.add_argument("--release-every", type=int, metavar="N",
+                   help="empty the GPU allocator's cache after every N measurements (default: each)")
+    m.add_argument("--unpack-ahead", action="store_true",
+                   help="with --builder process: unpack the next network on a thread while the GPU measures")
     m.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false", default=None,
                    help="use cuDNN's heuristic algorithm choice instead of autotuning")
     m.add_argument("--verbose", action="store_true", help="print each class's seconds")

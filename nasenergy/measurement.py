@@ -51,7 +51,8 @@ class Measurement:
         avg_power_w: mean board power during the energy window, watts; ``None`` if unavailable.
         idle_power_w: board power of the idle device, watts; ``None`` if unavailable.
         sm_clock_mhz: the SM clock seen during the run; ``None`` if unavailable.
-        n_repeats: how many timed repeats the medians are over.
+        n_repeats: how many timed repeats the medians are over (energy windows, where the
+            throughput was taken from them).
         throughput_cv: coefficient of variation of throughput over the repeats.
         energy_cv: coefficient of variation of energy per image over the repeats, or ``None``.
         measure_cost_s: wall-clock seconds this measurement took, set-up included.

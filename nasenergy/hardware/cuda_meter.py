@@ -13,12 +13,15 @@ How one measurement runs (`CudaMeter.measure`):
    eager execution is used if capture fails) after one eager warm-up pass.
 3. Throughput: ``n_repeats`` contiguous timed repeats of back-to-back replays, each lasting at
    least ``min_repeat_s`` by CUDA events; medians and CV. While the GPU runs them, the host counts
-   FLOPs per image (`count_model`, cached per model object) and reads the SM clock.
+   FLOPs per image (`count_model`, cached per model object) and reads the SM clock. With
+   ``throughput_from_energy=True`` this phase is skipped and the throughput is taken from the
+   energy windows' own passes, each timed by CUDA events (passes that waited for work left out:
+   `nasenergy.hardware.energy_window.steady_throughput`).
 4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
    are cut at counter updates (see `nasenergy.hardware.energy_window`); a run whose window
    throughput falls below `MIN_BUSY_FRAC` of the timed throughput (the device idled inside the
-   window) is run again, up to three runs, keeping the busiest. GPUs without the counter
+   window; without a timed phase, its passes' busy share) is run again, up to three runs, keeping the busiest. GPUs without the counter
    integrate sampled power instead. With ``energy_source="samples"`` a window instead starts at
    once and lasts ``energy_window_s``, priced by NVML's power-sample buffer (20 ms samples on an
    H200), which saves the wait for counter updates. Idle power is measured once, at the first measurement with
@@ -49,6 +52,7 @@ from nasenergy.hardware.energy_window import (
     idle_power_w as measure_idle_power,
     run_energy_windows,
     run_sample_windows,
+    steady_throughput,
     steady_windows,
     window_energies,
 )
@@ -86,7 +90,8 @@ def backlog_steps(step_s: float) -> int:
 
 
 class _StreamWorkload:
-    """Keeps a short backlog of forward passes queued on the current CUDA stream."""
+    """Keeps a short backlog of forward passes queued on the current CUDA stream, each followed by
+    a timing event, so a window's passes can be timed one by one (`step_seconds`)."""
 
     def __init__(self, step: Callable[[], Any], images_per_step: int, backlog_steps: int) -> None:
         import torch
@@ -97,6 +102,7 @@ class _StreamWorkload:
         self._backlog = backlog_steps
         self._pending: collections.deque[Any] = collections.deque()
         self._enqueued = 0
+        self._events: list[tuple[Any, bool]] = []  # (timing event, follows a pass) in stream order
 
     def keep_busy(self) -> None:
         pending = self._pending
@@ -104,19 +110,27 @@ class _StreamWorkload:
             pending.popleft()
         while len(pending) < self._backlog:
             self._step()
-            event = self._torch.cuda.Event()
+            event = self._torch.cuda.Event(enable_timing=True)
             event.record()
             pending.append(event)
+            self._events.append((event, True))
             self._enqueued += 1
 
-    def mark(self) -> tuple[Any, int]:
+    def mark(self) -> tuple[Any, int, int]:
         event = self._torch.cuda.Event(enable_timing=True)
         event.record()
-        return event, self._enqueued
+        self._events.append((event, False))
+        return event, self._enqueued, len(self._events) - 1
 
-    def between(self, start: tuple[Any, int], end: tuple[Any, int]) -> tuple[int, float]:
+    def between(self, start: tuple[Any, int, int], end: tuple[Any, int, int]) -> tuple[int, float]:
         end[0].synchronize()
         return (end[1] - start[1]) * self._images, start[0].elapsed_time(end[0]) / 1000.0
+
+    def step_seconds(self, start: tuple[Any, int, int], end: tuple[Any, int, int]) -> list[float]:
+        """Device seconds of each pass between two markers: from the event before it to its own."""
+        end[0].synchronize()
+        events = self._events[start[2]:end[2] + 1]
+        return [a.elapsed_time(b) / 1000.0 for (a, _), (b, after_pass) in zip(events, events[1:]) if after_pass]
 
 
 class HostCopies:
@@ -227,6 +241,13 @@ class CudaMeter:
             chooses the format (``channels_last=None``).
         format_tie_frac: a format probed after channels-last is chosen only when faster by more
             than this share (`takes_over`).
+        throughput_from_energy: with energy windows, take the throughput from the windows' own
+            passes, each timed by CUDA events (`nasenergy.hardware.energy_window.steady_throughput`),
+            instead of from ``n_repeats`` timed repeats before them: one continuous run gives both
+            figures, and the timed phase's GPU time is saved.
+        release_every: give the GPU memory cached by the allocator back to the driver after every
+            this many measurements (1: after each; more saves its time, the cache is emptied anyway
+            when an allocation would fail).
         idle_power_w: idle board power to use instead of measuring it, watts.
         nvml: an NVML binding to use instead of ``pynvml`` (e.g. a fake).
     """
@@ -253,6 +274,8 @@ class CudaMeter:
         cudnn_benchmark: bool = True,
         format_probe_s: float = 0.005,
         format_tie_frac: float = FORMAT_TIE_FRAC,
+        throughput_from_energy: bool = False,
+        release_every: int = 1,
         idle_power_w: float | None = None,
         nvml: Any = None,
     ) -> None:
@@ -268,6 +291,8 @@ class CudaMeter:
             raise UsageError("repeats must be >= 1 and durations positive")
         if energy_max_window_s is not None and energy_max_window_s < energy_window_s or energy_target_rel_se <= 0:
             raise UsageError("energy_max_window_s must be at least energy_window_s, energy_target_rel_se positive")
+        if release_every < 1:
+            raise UsageError(f"release_every must be at least 1, got {release_every}")
         if not 0 <= format_tie_frac < 1:
             raise UsageError(f"format_tie_frac must be in [0, 1), got {format_tie_frac}")
         if not torch.cuda.is_available():
@@ -290,6 +315,9 @@ class CudaMeter:
         self.cudnn_benchmark = cudnn_benchmark
         self.format_probe_s = format_probe_s
         self.format_tie_frac = format_tie_frac
+        self.throughput_from_energy = throughput_from_energy
+        self.release_every = release_every
+        self._measured = 0
         self._idle_w = idle_power_w
         self.idle_settled: bool | None = None if idle_power_w is None else True
         self.nvml_error: str | None = None
@@ -487,7 +515,6 @@ class CudaMeter:
                 assert best is not None
                 one_s, net, x, step, keep, channels_last = best
                 best = None
-                steps = max(1, math.ceil(self.min_repeat_s / max(one_s, 1e-6)))
                 counted: list[Any] = []
 
                 def while_timed() -> None:
@@ -495,12 +522,18 @@ class CudaMeter:
                     counted.append(count_model(model, shape, run_on=net))
 
                 t_prepared = time.perf_counter()
-                times = self._time_repeats(step, steps, self.n_repeats, while_timed)
-                tput = repeat_stats([batch_size * steps / t for t in times])
+                source = self._energy_source() if self.measure_energy else None
+                from_windows = self.throughput_from_energy and source is not None
+                tput = None
+                if not from_windows:
+                    steps = max(1, math.ceil(self.min_repeat_s / max(one_s, 1e-6)))
+                    times = self._time_repeats(step, steps, self.n_repeats, while_timed)
+                    tput = repeat_stats([batch_size * steps / t for t in times])
+                else:
+                    while_timed()  # the count is cached for prepared networks; the GPU waits otherwise
                 t_timed = time.perf_counter()
                 count = counted[0]
                 windows = None
-                source = self._energy_source() if self.measure_energy else None
                 self.last_counters = None
                 self.last_busy_frac = None
                 if source is not None:
@@ -512,14 +545,20 @@ class CudaMeter:
                         done = self._cut_windows(source, workload, sample_clock)
                         return done, counters.stop()
 
-                    windows, self.last_counters, self.last_busy_frac = steady_windows(run_windows, tput.median)
+                    windows, self.last_counters, self.last_busy_frac = steady_windows(
+                        run_windows, None if tput is None else tput.median)
                     if self.last_busy_frac < MIN_BUSY_FRAC:
                         logger.warning("note: the device was busy for only %.0f %% of the best of its energy "
                                        "windows; its energy per image includes idle time", 100 * self.last_busy_frac)
+                    if tput is None:
+                        tput = repeat_stats([steady_throughput(w.step_s or (), batch_size)[0] for w in windows])
+                assert tput is not None
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
                 step = keep = net = x = None  # the GPU copies go before the cache is emptied
-                torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
+                self._measured += 1
+                if self._measured % self.release_every == 0:
+                    torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
                 self.last_phases_s = {"prepare": t_prepared - t_start, "copy": t_copy, "capture": t_capture,
                                       "throughput": t_timed - t_prepared, "energy": t_energy - t_timed,
                                       "release": time.perf_counter() - t_energy}
@@ -556,7 +595,7 @@ class CudaMeter:
             avg_power_w=avg_power,
             idle_power_w=idle_w,
             sm_clock_mhz=sm_clock,
-            n_repeats=self.n_repeats,
+            n_repeats=tput.n,
             throughput_cv=tput.cv,
             energy_cv=energy_cv,
             measure_cost_s=time.perf_counter() - t_start,

@@ -132,6 +132,9 @@ class EnergyWindow:
     device_s: float
     readings: int | None = None
     """Power samples averaged (`run_sample_windows`); ``None`` for counter and sampler windows."""
+    step_s: tuple[float, ...] | None = None
+    """Device seconds of each forward pass inside the window, where the workload times them
+    (`steady_throughput`); ``None`` otherwise."""
 
     @property
     def avg_power_w(self) -> float:
@@ -144,6 +147,15 @@ class EnergyWindow:
     @property
     def energy_j_per_img(self) -> float:
         return self.avg_power_w / self.throughput_img_per_s
+
+
+def _measured_window(workload: Workload, m0: Any, m1: Any, **fields: Any) -> EnergyWindow:
+    """The window between two markers: images and device seconds from `workload`, and each pass's
+    device seconds where the workload times them (an optional ``step_seconds(start, end)``)."""
+    images, device_s = workload.between(m0, m1)
+    timed = getattr(workload, "step_seconds", None)
+    step_s = tuple(timed(m0, m1)) if timed is not None else None
+    return EnergyWindow(images=images, device_s=device_s, step_s=step_s, **fields)
 
 
 def run_energy_windows(
@@ -197,9 +209,7 @@ def run_energy_windows(
             )
     windows = []
     for (t0, e0, m0), (t1, e1, m1) in zip(edges, edges[1:]):
-        images, device_s = workload.between(m0, m1)
-        windows.append(EnergyWindow(energy_j=e1 - e0, host_s=t1 - t0, images=images,
-                                    device_s=device_s))
+        windows.append(_measured_window(workload, m0, m1, energy_j=e1 - e0, host_s=t1 - t0))
     return windows
 
 
@@ -302,9 +312,8 @@ def run_sample_windows(
         if not inside:
             raise EnergyWindowError(f"no power sample inside a {window_s:.3f}-s energy window; "
                                     "use a longer window than the buffer's sample period")
-        images, device_s = workload.between(m0, m1)
-        windows.append(EnergyWindow(energy_j=sum(inside) / len(inside) * (t1 - t0), host_s=t1 - t0,
-                                    images=images, device_s=device_s, readings=len(inside)))
+        windows.append(_measured_window(workload, m0, m1, energy_j=sum(inside) / len(inside) * (t1 - t0),
+                                        host_s=t1 - t0, readings=len(inside)))
     return windows
 
 
@@ -325,16 +334,59 @@ def busy_fraction(windows: Sequence[EnergyWindow], timed_throughput_img_per_s: f
     return sum(w.images for w in windows) / device_s / timed_throughput_img_per_s
 
 
-def steady_windows(run: Callable[[], tuple[list[EnergyWindow], R]], timed_throughput_img_per_s: float, *,
+GAP_FACTOR = 1.5
+"""`steady_throughput`: a pass timed at more than this many times the median pass waited for its
+work (the queue ran dry) and is left out of the throughput."""
+
+
+def steady_throughput(step_s: Sequence[float], images_per_step: int,
+                      gap_factor: float = GAP_FACTOR) -> tuple[float, float]:
+    """Throughput of a run of back-to-back passes from each pass's device seconds, and the share
+    of the run's device time the device was busy.
+
+    A pass's device seconds run from the end of the work before it to its own end, so a pass the
+    host queued late also holds the device's idle wait: passes longer than ``gap_factor`` times
+    the median are left out of the throughput, and the busy share is the others' time over all.
+
+    Returns:
+        ``(throughput_img_per_s, busy_frac)``; busy share 0 without passes.
+    """
+    if not step_s or images_per_step < 1:
+        return 0.0, 0.0
+    ordered = sorted(step_s)
+    n = len(ordered)
+    median = ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
+    kept = [s for s in step_s if s <= gap_factor * median]
+    total, busy = sum(step_s), sum(kept)
+    if busy <= 0 or total <= 0:
+        return 0.0, 0.0
+    return images_per_step * len(kept) / busy, busy / total
+
+
+def window_busy_fraction(windows: Sequence[EnergyWindow]) -> float:
+    """The least `steady_throughput` busy share over ``windows`` whose passes were timed (0 when
+    one was not): the check of windows that are also the throughput measurement."""
+    fracs = []
+    for w in windows:
+        if not w.step_s:
+            return 0.0
+        fracs.append(steady_throughput(w.step_s, w.images // len(w.step_s))[1])
+    return min(fracs) if fracs else 0.0
+
+
+def steady_windows(run: Callable[[], tuple[list[EnergyWindow], R]], timed_throughput_img_per_s: float | None, *,
                    min_busy_frac: float = MIN_BUSY_FRAC, attempts: int = 3) -> tuple[list[EnergyWindow], R, float]:
     """Run energy windows (``run()`` -> windows and whatever goes with them, e.g. counters) until
-    one run kept the device busy (`busy_fraction` at least ``min_busy_frac``) or ``attempts`` runs
-    are spent; returns the busiest run and its busy fraction (below ``min_busy_frac`` when every
-    attempt fell short: the caller decides what to say)."""
+    one run kept the device busy or ``attempts`` runs are spent; returns the busiest run and its
+    busy fraction (below ``min_busy_frac`` when every attempt fell short: the caller decides what
+    to say). Busy: `busy_fraction` against the timed throughput at least ``min_busy_frac``; with
+    ``timed_throughput_img_per_s=None`` (the windows are the throughput measurement),
+    `window_busy_fraction`."""
     best: tuple[list[EnergyWindow], R, float] | None = None
     for _ in range(max(1, attempts)):
         windows, extra = run()
-        frac = busy_fraction(windows, timed_throughput_img_per_s)
+        frac = (window_busy_fraction(windows) if timed_throughput_img_per_s is None
+                else busy_fraction(windows, timed_throughput_img_per_s))
         if best is None or frac > best[2]:
             best = (windows, extra, frac)
         if frac >= min_busy_frac:

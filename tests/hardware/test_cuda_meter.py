@@ -69,3 +69,23 @@ def test_host_copies_are_measured_like_the_model(meter):
     plain = meter.measure(net, (3, 32, 32), batch_size=256, precision="fp16", channels_last=m.memory_format == "channels_last")
     assert m.flops_per_img == plain.flops_per_img and m.params == plain.params
     assert m.throughput_img_per_s == pytest.approx(plain.throughput_img_per_s, rel=0.2)
+
+
+def test_throughput_from_the_energy_windows_matches_the_timed_throughput():
+    from nasenergy.hardware.cuda_meter import CudaMeter
+    from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
+
+    timed = CudaMeter(energy_repeats=1, energy_window_s=0.2, energy_source="samples")
+    windowed = CudaMeter(energy_repeats=1, energy_window_s=0.2, energy_source="samples",
+                         throughput_from_energy=True, release_every=4)
+    try:
+        net = _net()
+        a = timed.measure(net, (3, 32, 32), batch_size=256, precision="fp16", channels_last=True)
+        b = windowed.measure(net, (3, 32, 32), batch_size=256, precision="fp16", channels_last=True)
+        assert b.n_repeats == 1 and b.energy_j_per_img > 0
+        assert b.throughput_img_per_s == pytest.approx(a.throughput_img_per_s, rel=0.05)
+        assert windowed.last_busy_frac >= MIN_BUSY_FRAC
+        assert windowed.last_phases_s["throughput"] < timed.last_phases_s["throughput"]
+    finally:
+        timed.close()
+        windowed.close()

@@ -14,7 +14,9 @@ from nasenergy.hardware.energy_window import (
     busy_fraction,
     run_energy_windows,
     run_sample_windows,
+    steady_throughput,
     steady_windows,
+    window_busy_fraction,
     window_energies,
 )
 from nasenergy.hardware.nvml import open_device
@@ -219,3 +221,56 @@ def test_a_swinging_power_gets_a_longer_window_and_a_steady_one_does_not():
     assert 0.2 < long_.host_s <= 0.5 + 0.006
     assert abs(long_.avg_power_w - POWER_W) < abs(short.avg_power_w - POWER_W)
     assert abs(long_.avg_power_w / POWER_W - 1) < 0.02
+
+
+# ------------------------------------------------------------------ throughput from the windows' passes
+class TimedPassWorkload(FakeWorkload):
+    """Passes of 5 ms of device time, each timed; `stall` adds a host delay (an idle device) before
+    a pass at those pass numbers."""
+
+    def __init__(self, clock: ManualClock, stalls: dict[int, float] | None = None) -> None:
+        super().__init__(clock, poll_s=0.005)
+        self.stalls, self.passes = stalls or {}, []
+
+    def keep_busy(self) -> None:
+        wait = self.stalls.get(len(self.passes), 0.0)
+        self.clock.advance(wait)
+        super().keep_busy()
+        self.passes.append(0.005 + wait)      # device seconds since the previous pass ended
+
+    def mark(self):
+        return super().mark() + (len(self.passes),)
+
+    def step_seconds(self, a, b):
+        return self.passes[a[2]:b[2]]
+
+
+def test_steady_throughput_leaves_out_passes_that_waited_for_work():
+    assert steady_throughput([0.01] * 10, 100) == pytest.approx((10_000.0, 1.0))
+    tput, busy = steady_throughput([0.01] * 9 + [0.05], 100)   # one pass held 40 ms of idle
+    assert tput == pytest.approx(10_000.0) and busy == pytest.approx(0.09 / 0.14)
+    assert steady_throughput([], 100) == (0.0, 0.0)
+    # a gradual slow-down within the gap factor is throughput, not idle
+    tput, busy = steady_throughput([0.01, 0.011, 0.012, 0.013], 100)
+    assert busy == 1.0 and tput == pytest.approx(400 / 0.046)
+
+
+def test_sample_windows_carry_each_pass_and_their_busy_share_is_checked():
+    clock, fake, dev = _setup()
+    steady = run_sample_windows(dev.power_samples_w, TimedPassWorkload(clock), clock, n_windows=2, window_s=0.1)
+    assert all(w.step_s and len(w.step_s) == pytest.approx(20, abs=2) for w in steady)
+    assert window_busy_fraction(steady) == pytest.approx(1.0)
+    assert steady_throughput(steady[0].step_s, 50)[0] == pytest.approx(10_000.0)   # 50 images in 5 ms
+    stalled = run_sample_windows(dev.power_samples_w, TimedPassWorkload(clock, {5: 0.05}), clock,
+                                 n_windows=1, window_s=0.1)
+    assert window_busy_fraction(stalled) < MIN_BUSY_FRAC
+    untimed = run_sample_windows(dev.power_samples_w, FakeWorkload(clock), clock, n_windows=1, window_s=0.1)
+    assert untimed[0].step_s is None and window_busy_fraction(untimed) == 0.0
+
+
+def test_windows_that_are_the_throughput_measurement_are_run_again_when_the_device_idled():
+    idle = EnergyWindow(energy_j=30.0, host_s=0.1, images=1000, device_s=0.1, step_s=(0.01,) * 8 + (0.02,) * 2)
+    busy = EnergyWindow(energy_j=30.0, host_s=0.1, images=1000, device_s=0.1, step_s=(0.01,) * 10)
+    runs = iter([[idle], [busy]])
+    windows, _, frac = steady_windows(lambda: (next(runs), None), None)
+    assert windows == [busy] and frac == 1.0

@@ -300,3 +300,32 @@ def test_class_seconds_leave_out_the_first_class_and_give_phase_medians(script, 
     log.write_text("\n".join(lines))
     assert script.main(["class-seconds", str(log)]) == 0
     assert "median_s 0.600" in capsys.readouterr().out
+
+
+def test_unpacking_ahead_keeps_the_order_and_the_fast_options_reach_the_meter(script, tmp_path, monkeypatch):
+    """``--unpack-ahead``: networks are unpacked on a thread, measured in the measuring order; the
+    window, release and throughput options are passed to the meter."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    options = []
+
+    class Meter(_FakeCudaMeter):
+        def __init__(self, **kw):
+            options.append(kw)
+            super().__init__(**kw)
+
+    monkeypatch.setattr(script, "CudaMeter", Meter)
+    argv = ["measure", "--max-classes", "4", "--unpack-ahead", "--throughput-from-energy", "--release-every", "8",
+            "--energy-source", "samples", "--energy-max-window-s", "0.3", "--energy-target-rel-se", "0.01",
+            "--chunk-dir", str(tmp_path / "c"), "--profile", str(tmp_path / "none.csv"), "--time-limit-s", "600"]
+    assert script.main(argv) == 0
+    assert options == [{"energy_source": "samples", "energy_max_window_s": 0.3, "energy_target_rel_se": 0.01,
+                        "throughput_from_energy": True, "release_every": 8}]
+    (chunk,) = (tmp_path / "c").glob("chunk_*.csv")
+    from search_spaces import get_space
+
+    tss = get_space("tss")
+    order = [tss.deployed_key(a) for a in script.class_order(tss, 0)[:4]]
+    assert [tss.deployed_key(r["canonical_arch"]) for r in read_profile(chunk)] == order
+    assert script.main(argv[:3] + ["--release-every", "0"] + argv[7:]) == 2
