@@ -364,13 +364,16 @@ def steady_throughput(step_s: Sequence[float], images_per_step: int,
 
 
 def window_busy_fraction(windows: Sequence[EnergyWindow]) -> float:
-    """The least `steady_throughput` busy share over ``windows`` whose passes were timed (0 when
-    one was not): the check of windows that are also the throughput measurement."""
+    """The least busy share over ``windows`` whose passes were timed (0 when one was not): each
+    window's images at its `steady_throughput` over its device seconds between the markers, so a
+    wait after the last pass counts as idle too. The check of windows that are also the
+    throughput measurement."""
     fracs = []
     for w in windows:
-        if not w.step_s:
+        if not w.step_s or w.device_s <= 0:
             return 0.0
-        fracs.append(steady_throughput(w.step_s, w.images // len(w.step_s))[1])
+        tput, _ = steady_throughput(w.step_s, w.images // len(w.step_s))
+        fracs.append(w.images / tput / w.device_s if tput > 0 else 0.0)
     return min(fracs) if fracs else 0.0
 
 

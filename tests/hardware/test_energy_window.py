@@ -269,8 +269,13 @@ def test_sample_windows_carry_each_pass_and_their_busy_share_is_checked():
 
 
 def test_windows_that_are_the_throughput_measurement_are_run_again_when_the_device_idled():
-    idle = EnergyWindow(energy_j=30.0, host_s=0.1, images=1000, device_s=0.1, step_s=(0.01,) * 8 + (0.02,) * 2)
+    idle = EnergyWindow(energy_j=30.0, host_s=0.12, images=1000, device_s=0.12, step_s=(0.01,) * 8 + (0.02,) * 2)
     busy = EnergyWindow(energy_j=30.0, host_s=0.1, images=1000, device_s=0.1, step_s=(0.01,) * 10)
     runs = iter([[idle], [busy]])
     windows, _, frac = steady_windows(lambda: (next(runs), None), None)
     assert windows == [busy] and frac == 1.0
+
+
+def test_a_wait_after_the_last_pass_of_a_window_counts_as_idle():
+    tail = EnergyWindow(energy_j=30.0, host_s=0.15, images=1000, device_s=0.15, step_s=(0.01,) * 10)
+    assert window_busy_fraction([tail]) == pytest.approx(0.1 / 0.15)
