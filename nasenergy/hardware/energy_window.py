@@ -30,6 +30,7 @@ it (`results/energy_sources`: a single 0.1-s window of samples lies 0.46 % (medi
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
@@ -353,9 +354,7 @@ def steady_throughput(step_s: Sequence[float], images_per_step: int,
     """
     if not step_s or images_per_step < 1:
         return 0.0, 0.0
-    ordered = sorted(step_s)
-    n = len(ordered)
-    median = ordered[n // 2] if n % 2 else 0.5 * (ordered[n // 2 - 1] + ordered[n // 2])
+    median = statistics.median(step_s)
     kept = [s for s in step_s if s <= gap_factor * median]
     total, busy = sum(step_s), sum(kept)
     if busy <= 0 or total <= 0:
