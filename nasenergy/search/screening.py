@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,7 @@ import numpy as np
 from nasenergy.filter.conformal import make_estimator
 from nasenergy.filter.features import candidate_features
 from nasenergy.measurement import Measurement
-from nasenergy.pareto import hypervolume
+from nasenergy.pareto import hypervolume, non_dominated_mask
 
 SENSES: dict[str, str] = {"accuracy": "maximize", "throughput": "maximize", "energy": "minimize"}
 """Each objective's sense (the search's objective names)."""
@@ -278,8 +279,6 @@ class Screener:
 
 def normal_quantiles(n: int) -> np.ndarray:
     """The standard normal's quantiles at the ``n`` equal-probability midpoints ``(i + 0.5) / n``."""
-    from statistics import NormalDist  # lazy: only the ranking needs it
-
     dist = NormalDist()
     return np.array([dist.inv_cdf((i + 0.5) / n) for i in range(n)])
 
@@ -320,7 +319,7 @@ def improvement_scores(candidates: np.ndarray, evaluated: np.ndarray, senses: Se
     span = np.where(hi > lo, hi - lo, 1.0)
     ref = lo - 0.01 * span
     maxi = ["maximize"] * len(signs)
-    ev = _non_dominated(ev)  # the same hypervolume, fewer points
+    ev = ev[non_dominated_mask(ev, maxi)]  # the same hypervolume, fewer points
     base = hypervolume(ev, ref, maxi) if len(ev) else 0.0
     out = np.empty(len(cand))
     for i, c in enumerate(cand):
@@ -337,14 +336,3 @@ def improvement_scores(candidates: np.ndarray, evaluated: np.ndarray, senses: Se
         out[i] = -float(shortfall) - 1e-12
     return out
 
-
-def _non_dominated(rows: np.ndarray) -> np.ndarray:
-    """The rows (maximisation form) no other row weakly dominates with one better value."""
-    if len(rows) < 2:
-        return rows
-    keep = np.ones(len(rows), dtype=bool)
-    for i, r in enumerate(rows):
-        others = rows[keep & (np.arange(len(rows)) != i)]
-        if len(others) and ((others >= r).all(axis=1) & (others > r).any(axis=1)).any():
-            keep[i] = False
-    return rows[keep]
