@@ -217,6 +217,7 @@ class Worker:
         self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
+        self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
         self._round_measured = 0  # candidates measured since the last screening
 
     # ------------------------------------------------------------------ loop
@@ -371,7 +372,9 @@ class Worker:
         from optuna.exceptions import UpdateFinishedTrialError  # lazy: optuna is imported once a search runs
 
         assert self._screener is not None
-        pool, self._pool = self._pool, []
+        # this round's candidates first (the cold start evaluates the sampler's first proposal), then those kept
+        pool = self._pool[self._n_kept:] + self._pool[:self._n_kept]
+        self._pool, self._n_kept = [], 0
         self._round_measured = 0
         try:
             pool = [c for c in pool if self._still_admitted(c)]
@@ -380,6 +383,7 @@ class Worker:
             ranking = self._screener.choose(pool)
             chosen = pool[ranking.chosen]
             self._pool = [pool[i] for i in ranking.kept]  # their trials stay open for the next screening
+            self._n_kept = len(self._pool)
             for i, cand in enumerate(pool):
                 if i != ranking.chosen and i not in ranking.kept:
                     self._dismiss(cand, ranking.reason)
@@ -392,7 +396,7 @@ class Worker:
         except UpdateFinishedTrialError:
             return LOST
         except BaseException as exc:
-            self._pool = []
+            self._pool, self._n_kept = [], 0
             for cand in pool:
                 self._abandon(cand.payload.number, f"{type(exc).__name__}: {exc}".strip())
             raise
@@ -430,7 +434,7 @@ class Worker:
 
     def _drain_pool(self, outcome: str, message: str) -> None:
         """Close every pooled trial as ``outcome`` (``FAIL``; never raises)."""
-        pool, self._pool = self._pool, []
+        pool, self._pool, self._n_kept = self._pool, [], 0
         for cand in pool:
             try:
                 self._tell(cand.payload.number, outcome, self._states.FAIL, {tr.ERROR: message})

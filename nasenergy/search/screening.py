@@ -34,8 +34,11 @@ filter's hardware bound gives (the modelled optimal-clock figures under a modell
 * a candidate with no expected improvement is ranked by its shortfall at the mean (how far it is
   from being non-dominated), so the least dominated one is chosen when none improves.
 
-Before ``min_fit`` evaluations there is no model: the candidate proposed first (the sampler's own
-choice) is evaluated. The defaults (``K`` 4 in ``experiments/search_efficiency.py``, ``min_fit``
+Before ``min_fit`` evaluations there is no model: the candidate proposed first in the round (the
+sampler's own choice) is evaluated, and up to ``reserve`` of the others whose hardware figures alone
+would widen the front of the evaluations (`hardware_scores`) stay in the pool, for the model to
+rank once it exists; so a network the cold start cannot judge, such as one much faster than any
+evaluated, is not lost to it. The defaults (``K`` 4 in ``experiments/search_efficiency.py``, ``min_fit``
 4, ``explore`` 1, ``reserve`` 4) were chosen on CIFAR-10 runs; ``results/search_efficiency/README.md``
 lists the variants tried.
 """
@@ -259,8 +262,7 @@ class Screener:
             raise ValueError("nothing to screen")
         n = len(candidates)
         if not self._fit():
-            reason = f"screened out: the sampler's first proposal is evaluated until {self.min_fit} evaluations"
-            return Ranking(0, (0.0,) * n, (math.nan,) * n, reason, (), (math.nan,) * n)
+            return self._cold_start(candidates)
         mean, spread = self.predict(candidates)
         z = normal_quantiles(N_QUANTILES) if self.explore > 0 else np.zeros(1)
         accuracies = mean[:, None] + self.explore * spread[:, None] * z[None, :]
@@ -275,6 +277,36 @@ class Screener:
                   "measured candidates")
         return Ranking(best, tuple(float(s) for s in scores), tuple(float(p) for p in mean), reason, kept,
                        tuple(float(s) for s in spread))
+
+
+    def _cold_start(self, candidates: Sequence[Screened]) -> Ranking:
+        """Before `min_fit` evaluations: the first candidate (the sampler's proposal) is
+        evaluated; of the others, up to `reserve` whose hardware figures alone would widen the
+        front of the evaluations (`hardware_scores`) are kept, best first, for the model to rank
+        once it exists, so a network the cold start could not judge is not lost to it."""
+        n = len(candidates)
+        hw = [j for j, o in enumerate(self.objectives) if o != "accuracy"]
+        scores = np.zeros(n)
+        if hw and n > 1:
+            rows = np.vstack([self._row(c, math.nan)[hw] for c in candidates])
+            done = np.vstack(self._points)[:, hw] if self._points else np.empty((0, len(hw)))
+            scores = hardware_scores(rows, done, [SENSES[self.objectives[j]] for j in hw])
+        order = [int(i) for i in np.argsort(-scores[1:], kind="stable") + 1]
+        kept = tuple(i for i in order if scores[i] > 0)[: self.reserve]
+        reason = f"screened out: the sampler's first proposal is evaluated until {self.min_fit} evaluations"
+        return Ranking(0, tuple(float(s) for s in scores), (math.nan,) * n, reason, kept, (math.nan,) * n)
+
+
+def hardware_scores(rows: np.ndarray, evaluated: np.ndarray, senses: Sequence[str]) -> np.ndarray:
+    """Each row's improvement of the hardware front of ``evaluated`` rows (same columns: the
+    objectives other than accuracy); no evaluations yet: every row's volume against the rows'
+    own worst corner. A row with NaN scores ``-inf``."""
+    rows = np.asarray(rows, dtype=float)
+    finite = ~np.isnan(rows).any(axis=1)
+    out = np.full(len(rows), -math.inf)
+    if finite.any():
+        out[finite] = improvement_scores(rows[finite], evaluated, senses)
+    return out
 
 
 def normal_quantiles(n: int) -> np.ndarray:

@@ -69,6 +69,27 @@ def test_before_min_fit_the_sampler_s_first_proposal_is_chosen():
     assert ranking.chosen == 0 and ranking.reason.startswith("screened out: the sampler's first proposal")
 
 
+def test_before_min_fit_candidates_that_widen_the_hardware_front_are_kept_best_first():
+    s = Screener(("accuracy", "throughput", "energy"), _figures, min_fit=4, reserve=2)
+    m = _measurement(1e4, 1e-2)
+    s.observe(m, None, [50.0, m.throughput_img_per_s, m.energy_j_per_img])
+    cands = [Screened(_measurement(2e4, 1e-2)),   # the sampler's proposal: evaluated
+             Screened(_measurement(5e3, 2e-2)),   # slower and dearer than the evaluation: dropped
+             Screened(_measurement(3e4, 5e-3)),   # widens the front a little
+             Screened(_measurement(1e6, 1e-4))]   # widens it most
+    ranking = s.choose(cands)
+    assert ranking.chosen == 0
+    assert ranking.kept == (3, 2)
+    assert ranking.scores[1] < 0
+    assert Screener(("accuracy", "throughput", "energy"), _figures, min_fit=4, reserve=0).choose(cands).kept == ()
+
+
+def test_before_any_evaluation_the_fastest_and_cheapest_candidate_is_kept_first():
+    s = Screener(("accuracy", "throughput", "energy"), _figures, min_fit=4, reserve=1)
+    cands = [Screened(_measurement(1e3, 1.0)), Screened(_measurement(1e4, 0.5)), Screened(_measurement(1e6, 1e-3))]
+    assert s.choose(cands).kept == (2,)
+
+
 def test_after_min_fit_the_candidate_predicted_to_extend_the_front_is_chosen():
     """Accuracy grows with FLOPs in the run's own evaluations; of two candidates with the same
     hardware figures the one with more FLOPs is predicted more accurate and chosen."""
@@ -174,6 +195,10 @@ def test_a_screened_search_evaluates_the_budget_and_records_the_screened_out(tmp
     # the first evaluations take the sampler's proposal; from min_fit on the model ranks them
     assert any("expected hypervolume improvement" in r["filter_reason"] for r in screened)
     assert any("first proposal" in r["filter_reason"] for r in screened)
+    # in the cold start the round's first measured candidate is evaluated, not one kept from before
+    by_evaluation = sorted(chosen, key=lambda r: int(r["evaluation_number"]))
+    assert [int(r["trial_number"]) for r in by_evaluation[:2]] == [int(measured[0]["trial_number"]),
+                                                               int(measured[3]["trial_number"])]
 
 
 def test_screening_behind_the_dominance_filter_spends_the_budget(tmp_path, fake_env):
