@@ -197,19 +197,6 @@ class SearchSpace(ABC, Generic[ArchT]):
             representatives.setdefault(self.deployed_key(arch), arch)
         return representatives
 
-    @functools.cached_property
-    def _deployed_members(self) -> dict[str, tuple[ArchT, ...]]:
-        """`deployed_key` -> every member of the class, in official index order (built once)."""
-        members: dict[str, list[ArchT]] = {}
-        for arch in self.enumerate():
-            members.setdefault(self.deployed_key(arch), []).append(arch)
-        return {k: tuple(v) for k, v in members.items()}
-
-    def deployed_members(self, arch: ArchT | str) -> tuple[ArchT, ...]:
-        """Every architecture of `arch`'s deployed class (the cells that spell its deployed
-        network), in official index order."""
-        return self._deployed_members[self.deployed_key(arch)]
-
     def deployed_classes(self) -> list[ArchT]:
         """One architecture per `deployed_key` (its member of smallest official index), in index order."""
         return list(self._deployed_representatives.values())

@@ -90,17 +90,6 @@ def test_members_of_a_deployed_class_have_identical_networks() -> None:
     assert len(by_key) == len(TSS.deployed_classes()) == 6040
 
 
-def test_deployed_members_are_the_cells_of_one_deployed_network_in_index_order() -> None:
-    arch = TSS.arch_at(12876)  # the cell that computes the identity (its input, unchanged)
-    members = TSS.deployed_members(arch)
-    assert arch in members and len(members) > 100
-    assert {TSS.deployed_key(a) for a in members} == {TSS.deployed_key(arch)}
-    indices = [TSS.index(a) for a in members]
-    assert indices == sorted(indices) and indices[0] == TSS.index(TSS.deployed_representative(arch))
-    assert sum(len(TSS.deployed_members(a)) for a in TSS.deployed_classes()) == TSS_SIZE
-    assert TSS.deployed_members(str(arch)) == members
-
-
 def test_the_as_built_costs_stay_the_official_ones_and_the_deployed_never_exceed_them() -> None:
     for arch in TSS.enumerate():
         built, deployed = TSS.count(arch), TSS.count_deployed(arch)
