@@ -59,8 +59,8 @@ def spelling_distribution(values_per_cell: Sequence[Sequence[float]]) -> dict[fl
     weights: dict[float, float] = {}
     for values in values_per_cell:
         vals = list(values)
-        for v in vals:
-            weights[round(float(v), 6)] = weights.get(round(float(v), 6), 0.0) + 1.0 / len(vals)
+        for v in (round(float(v), 6) for v in vals):
+            weights[v] = weights.get(v, 0.0) + 1.0 / len(vals)
     return dict(sorted(weights.items()))
 
 
@@ -130,22 +130,22 @@ def _run(args: argparse.Namespace) -> int:
         front = np.asarray(sub.true_front, dtype=float)
         groups = [str(space.deployed_key(space.arch_at(i))) for i in sub.true_front_arch_index]
         per_group = []
-        for g in dict.fromkeys(groups):
+        first_row = {g: front[groups.index(g)] for g in dict.fromkeys(groups)}  # a front row of each network
+        for g, row_of_g in first_row.items():
             keys = [k for k in values if structure[k] == g]
             flat = [a for k in keys for cell in values[k] for a in cell]
             row = {"dataset": ds, "deployed_network": g, "cells": sum(len(values[k]) for k in keys),
                    "networks": len(keys), "distinct_accuracies": len({round(a, 6) for a in flat}),
                    "accuracy_min_pct": round(min(flat), 4), "accuracy_mean_pct": round(float(np.mean(flat)), 4),
                    "accuracy_max_pct": round(max(flat), 4),
-                   "throughput_img_per_s": float(front[groups.index(g), 1]),
-                   "energy_j_per_img": float(front[groups.index(g), 2]),
+                   "throughput_img_per_s": float(row_of_g[1]), "energy_j_per_img": float(row_of_g[2]),
                    "share_of_normalised_hv": round(1.0 - ratio(front[[x != g for x in groups]]), 6)}
             per_group.append((row, keys))
         per_group.sort(key=lambda t: -t[0]["share_of_normalised_hv"])
         shares_rows += [t[0] for t in per_group]
         top, top_keys = per_group[0]
         rest = front[[x != top["deployed_network"] for x in groups]]
-        point = front[groups.index(top["deployed_network"])].copy()
+        point = first_row[top["deployed_network"]].copy()
         with open(args.out / f"spellings_{ds}.csv", "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["network", "accuracy_pct", "cells", "ratio_with_every_other_front_point"])

@@ -278,7 +278,6 @@ class Screener:
         return Ranking(best, tuple(float(s) for s in scores), tuple(float(p) for p in mean), reason, kept,
                        tuple(float(s) for s in spread))
 
-
     def _cold_start(self, candidates: Sequence[Screened]) -> Ranking:
         """Before `min_fit` evaluations: the first candidate (the sampler's proposal) is
         evaluated; of the others, up to `reserve` whose hardware figures alone would widen the
