@@ -78,6 +78,7 @@ from nasenergy.hardware.recorded import (
     measurement_to_row,
     read_profile,
     row_busy_fraction,
+    shape_to_str,
     write_profile,
 )
 from search_spaces import get_space
@@ -109,11 +110,13 @@ def complete_rows(path: Path) -> list[dict[str, str]]:
     return [r for r in read_profile(path) if None not in r.values() and None not in r]
 
 
-def _done_keys(paths: list[Path], space: Any) -> set[tuple[str, str, int]]:
+def _done_keys(paths: list[Path], space: Any, input_shape: str = "3x32x32") -> set[tuple[str, str, int]]:
+    """(deployed class, precision, batch size) of the rows of `paths` measured at `input_shape`."""
     keys = set()
     for path in paths:
         for row in complete_rows(path):
-            keys.add((space.deployed_key(row["canonical_arch"]), row["precision"], int(row["batch_size"])))
+            if row["input_shape"] == input_shape:
+                keys.add((space.deployed_key(row["canonical_arch"]), row["precision"], int(row["batch_size"])))
     return keys
 
 
@@ -172,13 +175,15 @@ def _run_columns(meter: Any) -> dict[str, Any]:
 
 
 def _measure_rows(meter: Any, space: Any, arch: Any, prepared: "Prepared",
-                  settings: list[tuple[str, int, bool | None]], torch_version: str) -> Iterator[dict[str, str]]:
-    """One profile row per setting: `arch`'s deployed network measured, with its official counts."""
+                  settings: list[tuple[str, int, bool | None]], torch_version: str,
+                  dataset: str = "cifar10") -> Iterator[dict[str, str]]:
+    """One profile row per setting: `arch`'s deployed network for `dataset` (its input shape and
+    class count) measured, with its official counts."""
     for precision, batch_size, channels_last in settings:
         model = prepared.copies.get(precision, prepared.model)
-        m = meter.measure(model, space.input_shape("cifar10"), batch_size=batch_size,
+        m = meter.measure(model, space.input_shape(dataset), batch_size=batch_size,
                           precision=precision, channels_last=channels_last)
-        m = with_official_counts(m, space, arch, "cifar10")
+        m = with_official_counts(m, space, arch, dataset)
         yield measurement_to_row(m, canonical_arch=str(arch), arch_index=space.index(arch),
                                  driver_version=meter.driver_version or "", torch_version=torch_version,
                                  measured_at=_utc_now(), **_run_columns(meter))
@@ -200,23 +205,24 @@ class Prepared:
         return self
 
 
-def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] = ()) -> Prepared:
-    """The deployed network of `arch` with its FLOPs counted and, for each setting, the meter's
-    host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a thread or
-    in a process while the GPU measures the previous network."""
-    model = space.build_deployed(arch, "cifar10")
-    shape = tuple(space.input_shape("cifar10"))
+def prepare(space: Any, arch: Any, settings: list[tuple[str, int, bool | None]] = (),
+            dataset: str = "cifar10") -> Prepared:
+    """The deployed network of `arch` for `dataset` with its FLOPs counted and, for each setting,
+    the meter's host copies (`nasenergy.hardware.cuda_meter.host_copies`): all CPU work, done on a
+    thread or in a process while the GPU measures the previous network."""
+    model = space.build_deployed(arch, dataset)
+    shape = tuple(space.input_shape(dataset))
     count = count_model(model, shape)  # cached per model: the meter reuses it
     return Prepared(model, {p: host_copies(model, p, cl) for p, _, cl in settings}, count, shape)
 
 
 def prepare_named(space_name: str, arch_text: str, settings: list[tuple[str, int, bool | None]],
-                  packed: bool = False) -> Prepared | bytes:
+                  packed: bool = False, dataset: str = "cifar10") -> Prepared | bytes:
     """`prepare` by the space's name and the architecture's text (what a builder process is sent);
     ``packed``: as one pickled byte string, which crosses to the measuring process in one piece
     (handing over the modules themselves moves every tensor through shared memory one by one)."""
     space = get_space(space_name)
-    prepared = prepare(space, space.parse(arch_text), settings)
+    prepared = prepare(space, space.parse(arch_text), settings, dataset)
     return pickle.dumps(prepared, protocol=pickle.HIGHEST_PROTOCOL) if packed else prepared
 
 
@@ -265,7 +271,8 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
         writer = csv.DictWriter(f, fieldnames=WRITTEN_COLUMNS, lineterminator="\n")
         writer.writeheader()
         for arch in reference_classes(space, args.profile, args.seed, args.reference):
-            for row in _measure_rows(meter, space, arch, prepare(space, arch, settings), settings, torch.__version__):
+            for row in _measure_rows(meter, space, arch, prepare(space, arch, settings, args.dataset), settings,
+                                     torch.__version__, args.dataset):
                 writer.writerow(row)
                 n += 1
     return n
@@ -284,7 +291,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     settings = with_formats([SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else []), args.fp32_format)
     args.chunk_dir.mkdir(parents=True, exist_ok=True)
     done_files = [p for p in [args.profile] if p.is_file()] + sorted(args.chunk_dir.glob("chunk_*.csv"))
-    done = _done_keys(done_files, space)
+    done = _done_keys(done_files, space, shape_to_str(space.input_shape(args.dataset)))
     shard, n_shards = args.shard
     todo = classes_to_measure(space, args.seed, settings, done, max_classes=args.max_classes, shard=args.shard)
     print(f"{len(todo)} classes to measure in shard {shard}/{n_shards} ({len(done)} rows already done)",
@@ -314,7 +321,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
         def ahead(arch: Any) -> Any:
             built = pool.submit(prepare_named, args.space, str(arch),
-                                missing_settings(space.deployed_key(arch), settings, done), args.builder == "process")
+                                missing_settings(space.deployed_key(arch), settings, done), args.builder == "process",
+                                args.dataset)
             if unpacker is None:
                 return built
             return unpacker.submit(lambda: unpack(built.result()))  # unpacked while the GPU measures
@@ -332,7 +340,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 futures.append(ahead(todo[k + depth]))
             for row in _measure_rows(meter, space, arch, prepared,
                                      missing_settings(space.deployed_key(arch), settings, done),
-                                     torch.__version__):
+                                     torch.__version__, args.dataset):
                 writer.writerow(row)
                 n_rows += 1
                 if args.verbose:
@@ -574,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--shard", type=parse_shard, default=(0, 1), metavar="K/N",
                    help="measure only every N-th class starting at K (one process per GPU)")
     m.add_argument("--fp32", action="store_true", help="also fp32 at batch size 256")
+    m.add_argument("--dataset", choices=("cifar10", "cifar100", "ImageNet16-120"), default="cifar10",
+                   help="whose input shape and class count the networks are built for (default: cifar10, 3x32x32; "
+                        "ImageNet16-120: 3x16x16, 120 classes); rows of other input shapes in the profile are kept")
     m.add_argument("--energy-window-s", type=float, help="default: the meter's")
     m.add_argument("--energy-repeats", type=int, help="default: the meter's")
     m.add_argument("--energy-warmup-s", type=float, help="default: the meter's")

@@ -329,3 +329,43 @@ def test_unpacking_ahead_keeps_the_order_and_the_fast_options_reach_the_meter(sc
     order = [tss.deployed_key(a) for a in script.class_order(tss, 0)[:4]]
     assert [tss.deployed_key(r["canonical_arch"]) for r in read_profile(chunk)] == order
     assert script.main(argv[:3] + ["--release-every", "0"] + argv[7:]) == 2
+
+
+def test_imagenet16_rows_are_measured_at_16x16_beside_the_32x32_rows_and_replayed(script, tmp_path, monkeypatch,
+                                                                                  capsys):
+    """``--dataset ImageNet16-120`` measures the 16x16, 120-class deployed networks: rows of the
+    32x32 input already in the profile do not count as done, the merged profile keeps both, a
+    resumed call finds its sample done, and the recorded meter answers each dataset from its rows."""
+    import torch
+
+    from nasenergy.hardware.recorded import RecordedMeter
+    from search_spaces import get_space
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(script, "CudaMeter", _FakeCudaMeter)
+    tss = get_space("tss")
+    profile, chunks = tmp_path / "tss.csv.gz", tmp_path / "chunks"
+    common = ["--max-classes", "3", "--profile", str(profile), "--time-limit-s", "600"]
+    assert script.main(["measure", "--chunk-dir", str(chunks / "a"), *common]) == 0
+    assert script.main(["merge", "--profile", str(profile), *map(str, (chunks / "a").glob("chunk_*.csv"))]) == 0
+    capsys.readouterr()
+    im16 = ["measure", "--dataset", "ImageNet16-120", "--chunk-dir", str(chunks / "b"), *common]
+    assert script.main(im16) == 0
+    assert "3 classes to measure" in capsys.readouterr().out  # the 32x32 rows are not the 16x16 ones
+    assert script.main(["merge", "--profile", str(profile), *map(str, (chunks / "b").glob("chunk_*.csv"))]) == 0
+    rows = read_profile(profile)
+    assert sorted(r["input_shape"] for r in rows) == ["3x16x16"] * 3 + ["3x32x32"] * 3
+    small = {r["canonical_arch"]: r for r in rows if r["input_shape"] == "3x16x16"}
+    large = {r["canonical_arch"]: r for r in rows if r["input_shape"] == "3x32x32"}
+    assert set(small) == set(large)
+    arch = next(iter(small))
+    assert float(small[arch]["flops_per_img"]) < float(large[arch]["flops_per_img"])
+    assert (float(small[arch]["flops_per_img_official"])
+            == pytest.approx(tss.count(tss.parse(arch), "ImageNet16-120").flops, rel=1e-6))
+    capsys.readouterr()
+    assert script.main(im16) == 0
+    assert "0 classes to measure" in capsys.readouterr().out
+    meter = RecordedMeter(profile, space=tss)
+    m16 = meter.measure_arch(arch, precision="fp16", batch_size=1024, dataset="ImageNet16-120")
+    m32 = meter.measure_arch(arch, precision="fp16", batch_size=1024, dataset="cifar10")
+    assert m16.input_shape == (3, 16, 16) and m32.input_shape == (3, 32, 32)
