@@ -25,23 +25,30 @@ def deployed():
 
 def test_one_row_per_deployed_class_and_setting_named_by_its_smallest_member(deployed):
     _, space, rows = deployed
-    keys = Counter((space.deployed_key(r["canonical_arch"]), r["precision"], r["batch_size"]) for r in rows)
+    keys = Counter((space.deployed_key(r["canonical_arch"]), r["precision"], r["batch_size"], r["input_shape"])
+                   for r in rows)
     assert max(keys.values()) == 1
     for r in rows:
         arch = space.parse(r["canonical_arch"])
         assert space.deployed_representative(arch) == arch and int(r["arch_index"]) == space.index(arch)
         assert (r["precision"], r["batch_size"]) in {("fp16", "1024"), ("fp32", "256")}
+        assert r["input_shape"] in _DATASET_OF_SHAPE
+
+
+_DATASET_OF_SHAPE = {"3x32x32": ("cifar10", 10), "3x16x16": ("ImageNet16-120", 120)}
+"""The input shapes a profile row may have, and the dataset (and its class count) each stands for."""
 
 
 def test_rows_are_deployed_networks_with_counters_and_a_memory_format(deployed):
     _, space, rows = deployed
     for r in rows:
         arch = space.parse(r["canonical_arch"])
-        dep, official = space.count_deployed(arch), space.count(arch)
+        dataset, n_classes = _DATASET_OF_SHAPE[r["input_shape"]]
+        dep, official = space.count_deployed(arch, dataset), space.count(arch, dataset)
         assert r["network_form"] == "deployed" and r["source"] == "measured"
         assert int(r["params"]) == dep.params and int(r["params_official"]) == official.params
-        # PyTorch's FLOP counter leaves out the classifier bias (10 classes), NATS-Bench counts it
-        assert float(r["flops_per_img"]) == pytest.approx(dep.flops - 20, rel=1e-6)
+        # PyTorch's FLOP counter leaves out the classifier bias (2 FLOPs per class), NATS-Bench counts it
+        assert float(r["flops_per_img"]) == pytest.approx(dep.flops - 2 * n_classes, rel=1e-6)
         assert float(r["flops_per_img_official"]) == pytest.approx(official.flops, rel=1e-6)
         assert r["memory_format"] in ("channels_last", "contiguous")
         assert r["counters_kind"] == "gpm" and 0 < float(r["sm_util_pct"]) <= 100
@@ -55,8 +62,8 @@ def test_one_steady_row_per_class_and_setting(deployed):
     from nasenergy.hardware.recorded import row_busy_fraction
 
     _, space, rows = deployed
-    keys = [(r["canonical_arch"], r["precision"]) for r in rows]
-    assert len(keys) == len(set(keys)) and {p for _, p in keys} == {"fp16", "fp32"}
+    keys = [(r["canonical_arch"], r["precision"], r["input_shape"]) for r in rows]
+    assert len(keys) == len(set(keys)) and {p for _, p, _ in keys} == {"fp16", "fp32"}
     for r in rows:
         assert row_busy_fraction(r) >= MIN_BUSY_FRAC, r["canonical_arch"]
 
