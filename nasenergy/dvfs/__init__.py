@@ -45,6 +45,7 @@ _EXPORTS = {
     "facts_from_measurement": "generic", "estimate_idle_power_w": "generic",
     "with_board_power_limit": "params", "POWER_CAP_FRAC": "params",
     "alpha_from_neighbour": "model", "is_power_capped": "api", "candidate_clocks": "api",
+    "optimal_clock_for_observation": "api",
 }
 
 __all__ = sorted(_EXPORTS)

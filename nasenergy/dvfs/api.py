@@ -237,11 +237,27 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
         UsageError: no matching parameter set, no power in the measurement, bad mode.
     """
     p, obs, default = _setup(measurement, params)
-    model = DvfsModel(p)
-    opt = choose_clock(model, obs, default, clocks_mhz=candidate_clocks(p, obs, clocks_mhz),
+    return optimal_clock_for_observation(p, obs, source=default.source, mode=mode,
+                                         max_slowdown=max_slowdown, clocks_mhz=clocks_mhz,
+                                         choice=choice)
+
+
+def optimal_clock_for_observation(params: GpuDvfsParams, obs: WorkloadObservation, *,
+                                  source: str = "measured", mode: str = MIN_ENERGY,
+                                  max_slowdown: float | None = None,
+                                  clocks_mhz: Sequence[float] | None = None,
+                                  choice: str = EXPECTED) -> OptimalClock:
+    """`optimal_clock_for` on a `WorkloadObservation` a caller built from their own figures
+    (time per unit of work, board power, the clock held, optionally counters, a power-cap flag
+    and a neighbour-clock run); `source` labels its default point."""
+    if is_power_capped(params, obs) and not obs.power_capped:
+        obs = dataclasses.replace(obs, power_capped=True)
+    default = ClockPoint.from_time_power(obs.sm_clock_mhz, obs.time_s_per_img, obs.power_w, source)
+    model = DvfsModel(params)
+    opt = choose_clock(model, obs, default, clocks_mhz=candidate_clocks(params, obs, clocks_mhz),
                        mode=mode, max_slowdown=max_slowdown, choice=choice)
-    band = saving_band(p, obs, opt.sm_clock_mhz, model.alpha(obs))
-    return dataclasses.replace(opt, basis=p.provenance, saving_band_frac=band)
+    band = saving_band(params, obs, opt.sm_clock_mhz, model.alpha(obs))
+    return dataclasses.replace(opt, basis=params.provenance, saving_band_frac=band)
 
 
 def optimistic_energy_bound(measurement: Measurement, params: GpuDvfsParams | None = None, *,
