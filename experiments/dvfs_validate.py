@@ -347,9 +347,11 @@ def sensitivity_section(summaries: list[Summary], results: dict[str, list[Worklo
         "Reading it: the regrets are small because the energy valley is flat near its bottom, "
         "but the rank correlations say how much of the *ordering* of optimal clocks across "
         "workloads the default-clock signals recover: little from the power fraction, more from "
-        "the counters' compute share, and most where a second clock was timed. On the V100 and "
+        "the counters' compute share, and, on the A100, V100 and RTX 8000, most where a second clock was timed (not on the Titan X, 0.27). On the V100 and "
         "RTX 8000 most workloads share one measured optimum (10 clocks, coarse steps), so rho there "
         "rests on the few that differ.",
+        "",
+        "What did not work or could not be tested: (1) the two-clock alpha with the probe one step below the default clock: on the A100 (15 MHz steps, 1% apart) run-to-run noise swamps the time difference (worst regret 13.5%, rho 0.04), hence the probe at ~90%; even there it raises the A100's worst regret (LSTM-like host-bound runs whose time barely follows the clock near the top) while it helps the V100 and RTX 8000. (2) NVML's memory utilization rate as a stand-in for DRAM bandwidth: no published sweep records it (DCGM's dram_active is a different quantity), so it is not a feature. (3) A held-clock feature for capped cards (how far below the top clock the cap holds the run): only one capped sweep exists. (4) The clock sweeps of eight workloads on a power-capped A40 that motivated the power-cap change are not in the shared data folder, so the A40 figures could not be re-measured here; the RTX A4000 sweep stands in for them.",
         "",
         "## Predicted against measured saving at the chosen clock",
         "",
