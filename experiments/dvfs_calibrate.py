@@ -51,6 +51,8 @@ def _caveat(ps: PublishedSet) -> str | None:
         notes.append(f"calibrated on {ps.gpu}; other boards of this GPU may differ")
     if not ps.datacenter:
         notes.append("not a data-centre GPU")
+    notes.append(f"power limit {ps.power_limit_w:g} W is the sweeps' board's ({ps.power_limit_source}); "
+                 "where NVML gives the board's own limit, it replaces this one")
     return "; ".join(notes) or None
 
 

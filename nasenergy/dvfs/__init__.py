@@ -9,6 +9,9 @@
 * Backends `MeasuredBackend`, `ModelledBackend`, `RecordedBackend` return `ClockPoint`s;
   `find_optimal_clock` searches any of them with few probes and returns an `OptimalClock`.
 * `optimal_clock_for`, `optimistic_energy_bound` and `show_curve` work from a `Measurement`.
+* On your own measurements: `resolve_params(measurement, facts=facts_from_measurement(...))`
+  (no device handle needed), then `optimal_clock_for(measurement, params=...)`; or build a
+  `WorkloadObservation` and call `DvfsModel(params).curve(...)` / `choose_clock` directly.
 
 Names are imported lazily: importing this package needs only numpy.
 """
@@ -39,6 +42,10 @@ _EXPORTS = {
     "resolve_params": "api", "saving_band": "api", "band_members": "api", "choose_clock": "api",
     "clock_backend": "api", "search_clock": "api",
     "GpuFacts": "generic", "generic_params": "generic", "GENERIC_LABEL": "generic",
+    "facts_from_measurement": "generic", "estimate_idle_power_w": "generic",
+    "with_board_power_limit": "params", "POWER_CAP_FRAC": "params",
+    "alpha_from_neighbour": "model", "is_power_capped": "api", "candidate_clocks": "api",
+    "optimal_clock_for_observation": "api",
 }
 
 __all__ = sorted(_EXPORTS)

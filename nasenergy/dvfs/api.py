@@ -12,12 +12,13 @@ import numpy as np
 
 from nasenergy.dvfs.backends import ExpectedBackend, ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, observation_from_measurement
-from nasenergy.dvfs.params import GpuDvfsParams, params_for_device, shipped_params
+from nasenergy.dvfs.params import (POWER_CAP_FRAC, GpuDvfsParams, params_for_device,
+                                   shipped_params, with_board_power_limit)
 from nasenergy.dvfs.points import MIN_ENERGY, ClockPoint, OptimalClock
 from nasenergy.dvfs.clock_search import find_optimal_clock
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
-from nasenergy.dvfs.generic import GpuFacts, generic_params, reshape
+from nasenergy.dvfs.generic import CAPPED_KEY, GpuFacts, generic_params, reshape
 
 #: Default safety margin of `optimistic_energy_bound`: at or above the 90th percentile of the
 #: model's absolute energy error at its chosen clock in the leave-one-out validation on the A100
@@ -26,23 +27,56 @@ DEFAULT_BOUND_MARGIN = 0.20
 
 
 def resolve_params(measurement: Measurement, params: GpuDvfsParams | None = None, *,
-                   device: Any = None) -> GpuDvfsParams:
-    """`params` if given; else the shipped set matching ``measurement.device_name``; else, with an
-    open NVML `device` (read only), a ``generic`` set from its facts and the measurement
-    (`nasenergy.dvfs.generic`).
+                   device: Any = None, facts: GpuFacts | None = None) -> GpuDvfsParams:
+    """The DVFS parameter set for a measurement.
+
+    `params` if given. Else the shipped set matching ``measurement.device_name``, with the
+    board's power limit where the board is known and differs (`with_board_power_limit`). Else a
+    ``generic`` set (`nasenergy.dvfs.generic`) from the board's facts: `facts` (e.g.
+    `nasenergy.dvfs.generic.facts_from_measurement`, no device handle needed) or those of an open
+    NVML `device` (read only), completed by the measurement.
 
     Raises:
-        UsageError: no shipped set matches and no device is given.
+        UsageError: no shipped set matches and neither `facts` nor `device` is given.
     """
     if params is not None:
         return params
+    board = facts if facts is not None else (
+        GpuFacts.from_device(device) if device is not None else None)
     try:
-        return params_for_device(measurement.device_name)
-    except UsageError:
-        if device is None:
-            raise
+        shipped = params_for_device(measurement.device_name)
+    except UsageError as exc:
+        if board is None:
+            raise UsageError(f"{exc}; give the board's facts (GpuFacts, facts_from_measurement) "
+                             "or an NVML device for a generic set") from None
+        return generic_params(board.with_measurement(measurement))
+    if board is None:
+        return shipped
+    return with_board_power_limit(shipped, board.power_limit_w, source=board.source)
 
-    return generic_params(GpuFacts.from_device(device).with_measurement(measurement))
+
+def is_power_capped(params: GpuDvfsParams, obs: WorkloadObservation) -> bool:
+    """Whether the run of `obs` was held at the power limit: board power at `POWER_CAP_FRAC` of
+    the set's limit, or a generic set built from a run NVML reported as power-capped."""
+    return (obs.power_capped or obs.power_w >= POWER_CAP_FRAC * params.power_limit_w
+            or params.source_of(CAPPED_KEY) is not None)
+
+
+def candidate_clocks(params: GpuDvfsParams, obs: WorkloadObservation,
+                     clocks_mhz: Sequence[float] | None = None) -> list[float]:
+    """The clocks the search may choose: `clocks_mhz` (default: the set's supported clocks),
+    for a power-capped run only those at or below the clock it held (it cannot hold a higher
+    one under this load), with the held clock itself."""
+    clocks = sorted(float(c) for c in (clocks_mhz if clocks_mhz is not None
+                                       else params.supported_clocks_mhz))
+    if not clocks:
+        raise UsageError("no clocks to choose from")
+    if is_power_capped(params, obs):
+        held = obs.sm_clock_mhz
+        clocks = [c for c in clocks if c <= held + 1e-6]
+        if not clocks or clocks[-1] < held - 1e-6:
+            clocks.append(held)
+    return clocks
 
 
 #: Clock-choice rules of `optimal_clock_for` (equation 7 of `nasenergy.dvfs.model`).
@@ -166,6 +200,8 @@ def _setup(measurement: Measurement, params: GpuDvfsParams | None
            ) -> tuple[GpuDvfsParams, WorkloadObservation, ClockPoint]:
     p = params if params is not None else params_for_device(measurement.device_name)
     obs = observation_from_measurement(measurement, p)
+    if is_power_capped(p, obs) and not obs.power_capped:
+        obs = dataclasses.replace(obs, power_capped=True)
     default = ClockPoint.from_time_power(obs.sm_clock_mhz, obs.time_s_per_img, obs.power_w,
                                          measurement.source)
     return p, obs, default
@@ -183,7 +219,9 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
             ``measurement.device_name``.
         mode: ``min-energy`` | ``bounded-slowdown`` | ``min-edp``.
         max_slowdown: for ``bounded-slowdown``, the largest throughput loss (fraction).
-        clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
+        clocks_mhz: clocks to consider, for every kind of set; default: the parameter set's
+            supported clocks. A power-capped run (`is_power_capped`) keeps only those at or
+            below the clock it held (`candidate_clocks`).
         choice: ``expected`` (default: the clock of least expected energy over the uncertainty
             band, equation 7 of `nasenergy.dvfs.model`) or ``point`` (least point-estimate
             energy, the simpler rule, kept for comparison). Either way the figures reported at the chosen
@@ -199,13 +237,27 @@ def optimal_clock_for(measurement: Measurement, *, params: GpuDvfsParams | None 
         UsageError: no matching parameter set, no power in the measurement, bad mode.
     """
     p, obs, default = _setup(measurement, params)
-    model = DvfsModel(p)
-    if p.provenance == "generic":  # a capped GPU's curve starts at its measured clock
-        clocks_mhz = None
-    opt = choose_clock(model, obs, default, clocks_mhz=clocks_mhz, mode=mode,
-                       max_slowdown=max_slowdown, choice=choice)
-    band = saving_band(p, obs, opt.sm_clock_mhz, model.alpha(obs))
-    return dataclasses.replace(opt, basis=p.provenance, saving_band_frac=band)
+    return optimal_clock_for_observation(p, obs, source=default.source, mode=mode,
+                                         max_slowdown=max_slowdown, clocks_mhz=clocks_mhz,
+                                         choice=choice)
+
+
+def optimal_clock_for_observation(params: GpuDvfsParams, obs: WorkloadObservation, *,
+                                  source: str = "measured", mode: str = MIN_ENERGY,
+                                  max_slowdown: float | None = None,
+                                  clocks_mhz: Sequence[float] | None = None,
+                                  choice: str = EXPECTED) -> OptimalClock:
+    """`optimal_clock_for` on a `WorkloadObservation` a caller built from their own figures
+    (time per unit of work, board power, the clock held, optionally counters, a power-cap flag
+    and a neighbour-clock run); `source` labels its default point."""
+    if is_power_capped(params, obs) and not obs.power_capped:
+        obs = dataclasses.replace(obs, power_capped=True)
+    default = ClockPoint.from_time_power(obs.sm_clock_mhz, obs.time_s_per_img, obs.power_w, source)
+    model = DvfsModel(params)
+    opt = choose_clock(model, obs, default, clocks_mhz=candidate_clocks(params, obs, clocks_mhz),
+                       mode=mode, max_slowdown=max_slowdown, choice=choice)
+    band = saving_band(params, obs, opt.sm_clock_mhz, model.alpha(obs))
+    return dataclasses.replace(opt, basis=params.provenance, saving_band_frac=band)
 
 
 def optimistic_energy_bound(measurement: Measurement, params: GpuDvfsParams | None = None, *,
@@ -270,11 +322,11 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
         UsageError: no shipped set matches and no device is given, or no power measured.
     """
     p = resolve_params(measurement, params, device=device)
-    clocks = (device.supported_graphics_clocks_mhz()
-              if device is not None and p.provenance != "generic" else None)
+    p, obs, default = _setup(measurement, p)
+    clocks = candidate_clocks(p, obs, device.supported_graphics_clocks_mhz()
+                              if device is not None else None)
     opt = optimal_clock_for(measurement, params=p, mode=mode, max_slowdown=max_slowdown,
                             clocks_mhz=clocks)
-    p, obs, default = _setup(measurement, p)
     model = DvfsModel(p)
     curve = model.curve(obs, clocks)
     f = curve.clocks_mhz

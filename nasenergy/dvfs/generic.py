@@ -7,9 +7,14 @@ from the network's own default-clock measurement:
 * from NVML (`GpuFacts.from_device`): the supported SM clocks, the power limit in force and the
   clock-event (throttle) reasons at the time of reading;
 * from the default-clock measurement (`GpuFacts.with_measurement`): the idle power, the SM clock
-  and the board power under load, and whether that run was capped. A run is taken as
-  **power-capped** when NVML's reasons say so or when it drew at least `POWER_CAP_FRAC` of the
-  power limit below the highest clock, and as **thermally capped** when the reasons say so;
+  held under load (the median of the clocks sampled during the run) and the board power under
+  load, and whether that run was capped. A run is taken as **power-capped** when NVML's reasons
+  say so (read during the run: `GpuFacts.from_device` under load, or `facts_from_measurement`'s
+  ``clock_event_reasons``) or when it drew at least `POWER_CAP_FRAC` of the power limit, and as
+  **thermally capped** when the reasons say so. The idle power is the measurement's where it has
+  one (``idle_power_source = "measured"``), else estimated from the power limit and the
+  references' idle/limit ratio (`estimate_idle_power_w`, ``"estimated"``), and the parameter
+  set's sources and caveat say which;
 * from the calibrated sets (`generic_params`): the voltage knee as a fraction of the highest
   clock, ``v_floor``, ``v_exponent``, ``per_cycle_share``, ``overlap_exponent`` and the
   static/idle power ratio (means over the sets), and the alpha predictors (for each feature set
@@ -39,13 +44,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.params import AlphaPredictor, GpuDvfsParams, shipped_params
+from nasenergy.dvfs.params import POWER_CAP_FRAC, AlphaPredictor, GpuDvfsParams, shipped_params
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
 from nasenergy.dvfs.calibration import DEFAULT_FEATURE_SETS
 
-#: A run drawing at least this share of the power limit below the highest clock is power-capped.
-POWER_CAP_FRAC = 0.97
 #: NVML clock-event reason bits (nvml.h ``nvmlClocksEventReason*``).
 REASON_SW_POWER_CAP = 0x4
 REASON_HW_SLOWDOWN = 0x8
@@ -56,6 +59,8 @@ POWER_REASONS = REASON_SW_POWER_CAP | REASON_HW_POWER_BRAKE
 THERMAL_REASONS = REASON_SW_THERMAL | REASON_HW_THERMAL | REASON_HW_SLOWDOWN
 
 GENERIC_LABEL = "modelled (generic)"
+#: The `GpuDvfsParams.sources` key a generic set built from a power-capped run carries.
+CAPPED_KEY = "power_capped"
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,8 @@ class GpuFacts:
         power_capped: whether the loaded run was held below its clock by the power limit.
         thermally_capped: whether it was held back by temperature.
         source: where the facts come from (shown in the parameter set's sources).
+        idle_power_source: ``measured`` (board power of the idle GPU, read before the run) or
+            ``None`` while unknown; `generic_params` then estimates it (`estimate_idle_power_w`).
     """
 
     device_name: str
@@ -83,6 +90,7 @@ class GpuFacts:
     power_capped: bool = False
     thermally_capped: bool = False
     source: str = "NVML"
+    idle_power_source: str | None = None
 
     def __post_init__(self) -> None:
         clocks = tuple(sorted(float(c) for c in self.supported_clocks_mhz))
@@ -91,6 +99,8 @@ class GpuFacts:
         object.__setattr__(self, "supported_clocks_mhz", clocks)
         if not (math.isfinite(self.power_limit_w) and self.power_limit_w > 0):
             raise UsageError(f"{self.device_name}: power limit must be positive, got {self.power_limit_w}")
+        if self.idle_power_w is not None and self.idle_power_source is None:
+            object.__setattr__(self, "idle_power_source", "measured")
 
     @classmethod
     def from_device(cls, device: Any) -> "GpuFacts":
@@ -112,16 +122,19 @@ class GpuFacts:
                    source=f"NVML (device {device.name!r})")
 
     def with_measurement(self, m: Measurement) -> "GpuFacts":
-        """These facts completed by a default-clock measurement: idle power, the clock and power
-        under load, and a power cap where the run drew the limit below the highest clock."""
+        """These facts completed by a default-clock measurement: idle power, the clock held and
+        the power drawn under load, and a power cap where the run drew the limit (at any clock:
+        a card held at its limit at the highest clock is capped there too)."""
         clock = float(m.sm_clock_mhz) if m.sm_clock_mhz else self.loaded_sm_clock_mhz
         power = float(m.avg_power_w) if m.avg_power_w else self.loaded_power_w
-        below_max = clock is not None and clock < self.supported_clocks_mhz[-1] - 1e-6
         at_limit = power is not None and power >= POWER_CAP_FRAC * self.power_limit_w
+        idle, idle_src = self.idle_power_w, self.idle_power_source
+        if m.idle_power_w:
+            idle, idle_src = float(m.idle_power_w), "measured"
         return dataclasses.replace(
-            self, idle_power_w=m.idle_power_w if m.idle_power_w else self.idle_power_w,
+            self, idle_power_w=idle, idle_power_source=idle_src,
             loaded_sm_clock_mhz=clock, loaded_power_w=power,
-            power_capped=self.power_capped or bool(below_max and at_limit))
+            power_capped=self.power_capped or bool(at_limit))
 
     @property
     def capped(self) -> bool:
@@ -155,6 +168,20 @@ def mean_predictors(references: Sequence[GpuDvfsParams]) -> tuple[AlphaPredictor
     return tuple(out)
 
 
+def estimate_idle_power_w(power_limit_w: float, references: Sequence[GpuDvfsParams]) -> float:
+    """An idle board power for a GPU whose idle power was not read: its power limit times the
+    mean idle/limit ratio of `references` (labelled ``estimated`` wherever it is used)."""
+    return _mean(r.idle_power_w / r.power_limit_w for r in references) * float(power_limit_w)
+
+
+def _references(references: Sequence[GpuDvfsParams] | None) -> list[GpuDvfsParams]:
+    refs = list(references) if references is not None else [
+        p for p in shipped_params().values() if p.provenance == "calibrated"]
+    if not refs:
+        raise UsageError("generic DVFS parameters need at least one calibrated reference set")
+    return refs
+
+
 def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None = None
                    ) -> GpuDvfsParams:
     """A ``generic`` parameter set for the GPU `facts` describe (see the module docstring).
@@ -165,15 +192,18 @@ def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None =
             ``provenance == "calibrated"``.
 
     Raises:
-        UsageError: no reference set, or no idle power known.
+        UsageError: no reference set, or a power limit not above the idle power.
     """
-    refs = list(references) if references is not None else [
-        p for p in shipped_params().values() if p.provenance == "calibrated"]
-    if not refs:
-        raise UsageError("generic DVFS parameters need at least one calibrated reference set")
-    if facts.idle_power_w is None or not facts.idle_power_w > 0:
-        raise UsageError(f"{facts.device_name}: the generic DVFS model needs the idle power")
-    idle = float(facts.idle_power_w)
+    refs = _references(references)
+    notes = []
+    if facts.idle_power_w is not None and facts.idle_power_w > 0:
+        idle = float(facts.idle_power_w)
+        idle_src = f"{facts.idle_power_source or 'measured'}: idle board power read before the run"
+    else:
+        idle = estimate_idle_power_w(facts.power_limit_w, refs)
+        idle_src = ("estimated: power limit x the mean idle/limit ratio of "
+                    + ", ".join(r.name for r in refs))
+        notes.append(f"idle power estimated ({idle:.0f} W), not measured")
     if not facts.power_limit_w > idle:
         raise UsageError(f"{facts.device_name}: power limit {facts.power_limit_w:g} W is not above "
                          f"idle power {idle:g} W")
@@ -182,7 +212,6 @@ def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None =
     knee = _mean(r.knee_clock_mhz / r.max_clock_mhz for r in refs) * f_top
     clocks = full
     default = f_top if facts.loaded_sm_clock_mhz is None else float(facts.loaded_sm_clock_mhz)
-    notes = []
     if facts.capped and facts.loaded_sm_clock_mhz is not None and default < f_top:
         clocks = tuple(c for c in full if c <= default + 1e-6)
         if clocks[-1] < default - 1e-6:
@@ -202,7 +231,7 @@ def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None =
     sources = {
         "supported_clocks_mhz": facts.source,
         "power_limit_w": facts.source,
-        "idle_power_w": "the default-clock measurement (idle board power)",
+        "idle_power_w": idle_src,
         "default_clock_mhz": ("the SM clock measured under load" if facts.loaded_sm_clock_mhz
                               is not None else "highest supported clock"),
         "knee_clock_mhz": "mean knee/highest-clock ratio of " + names,
@@ -210,6 +239,10 @@ def generic_params(facts: GpuFacts, references: Sequence[GpuDvfsParams] | None =
         "v_floor, v_exponent, per_cycle_share, overlap_exponent": "means of " + names,
         "alpha_predictors": "mean weights of the same predictors of " + names,
     }
+    if facts.power_capped:
+        sources[CAPPED_KEY] = ("NVML software power-cap reason" if facts.loaded_power_w is None
+                               or facts.loaded_power_w < POWER_CAP_FRAC * facts.power_limit_w
+                               else f"board power at {POWER_CAP_FRAC:.0%} of the limit or more")
     return GpuDvfsParams(
         name="generic", gpu=f"{facts.device_name} (generic)", device_patterns=(facts.device_name,),
         supported_clocks_mhz=clocks, default_clock_mhz=default,
@@ -243,7 +276,15 @@ def reshape(params: GpuDvfsParams, reference: GpuDvfsParams,
 
 
 def facts_from_measurement(m: Measurement, *, power_limit_w: float,
-                           supported_clocks_mhz: Sequence[float]) -> GpuFacts:
-    """`GpuFacts` from a measurement and the two NVML figures a caller already has."""
+                           supported_clocks_mhz: Sequence[float],
+                           clock_event_reasons: int = 0) -> GpuFacts:
+    """`GpuFacts` from a measurement and the NVML figures a caller already has, without a device
+    handle: the power limit, the supported SM clocks and, optionally, the clock-event (throttle)
+    reason bits read during the run (``nvmlDeviceGetCurrentClocksEventReasons``; 0x4 = software
+    power cap). The held clock, the power under load and the idle power are the measurement's."""
+    reasons = int(clock_event_reasons)
     return GpuFacts(device_name=m.device_name, supported_clocks_mhz=tuple(supported_clocks_mhz),
-                    power_limit_w=power_limit_w).with_measurement(m)
+                    power_limit_w=power_limit_w, power_capped=bool(reasons & POWER_REASONS),
+                    thermally_capped=bool(reasons & THERMAL_REASONS),
+                    source="the caller (NVML figures given with the measurement)"
+                    ).with_measurement(m)

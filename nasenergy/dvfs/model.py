@@ -81,6 +81,10 @@ asymmetry (and the clipping at ``alpha_lo``); the ``point`` rule, ``argmin_f E(f
 the simpler rule, kept for comparison. Every member reproduces the measured point at ``f0``, so the default
 clock stays a candidate whose energy is known.
 
+(8) Two clocks. Where the workload was also timed at a lower clock ``f1`` (clock control
+only, `WorkloadObservation.neighbour_clock_mhz`), ``alpha`` is the root of
+``tau(f1; alpha) = t(f1) / t0`` in equation (1) (`alpha_from_neighbour`) instead of a prediction.
+
 Per-GPU parameters: ``P_s, f_knee, v_floor, q, beta, p`` and the alpha predictor; per workload:
 ``t0, P0, f0`` (measured) and ``alpha`` (predicted). Their fitted values and sources are in the
 shipped parameter files.
@@ -94,7 +98,7 @@ from typing import Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.params import GpuDvfsParams, compute_share
+from nasenergy.dvfs.params import POWER_CAP_FRAC, GpuDvfsParams, compute_share
 from nasenergy.dvfs.points import ClockPoint
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
@@ -114,6 +118,13 @@ class WorkloadObservation:
         flop_util: achieved / peak arithmetic rate (0..1), or ``None``.
         gpu_busy: fraction of time a kernel was running (0..1), or ``None``; caps ``alpha``.
         alpha: a known compute-bound share (e.g. fitted to a sweep); ``None`` predicts it.
+        power_capped: whether this run was held at the power limit (NVML's software power-cap
+            reason, or board power at `POWER_CAP_FRAC` of the limit). Its power fraction is then
+            saturated near 1 whatever the workload, so it is not used as a feature (equation 5
+            falls through to the next predictor).
+        neighbour_clock_mhz, neighbour_time_s_per_img: a second run of the same workload at the
+            next lower clock, where one was measured (clock control only). With it ``alpha`` is
+            solved from the two times (`alpha_from_neighbour`, equation 8) instead of predicted.
     """
 
     time_s_per_img: float
@@ -125,6 +136,9 @@ class WorkloadObservation:
     flop_util: float | None = None
     gpu_busy: float | None = None
     alpha: float | None = None
+    power_capped: bool = False
+    neighbour_clock_mhz: float | None = None
+    neighbour_time_s_per_img: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_s_per_img", "power_w", "sm_clock_mhz"):
@@ -133,25 +147,35 @@ class WorkloadObservation:
                 raise UsageError(f"workload observation: {name} must be positive, got {v!r}")
         if self.alpha is not None and not 0 < self.alpha <= 1:
             raise UsageError(f"workload observation: alpha must be in (0, 1], got {self.alpha}")
+        if (self.neighbour_clock_mhz is None) != (self.neighbour_time_s_per_img is None):
+            raise UsageError("workload observation: give both neighbour_clock_mhz and "
+                             "neighbour_time_s_per_img, or neither")
+        if self.neighbour_clock_mhz is not None and not (
+                0 < self.neighbour_clock_mhz < self.sm_clock_mhz
+                and self.neighbour_time_s_per_img > 0):  # type: ignore[operator]
+            raise UsageError("workload observation: the neighbour run must be at a positive clock "
+                             f"below {self.sm_clock_mhz:g} MHz with a positive time")
 
     def features(self, params: GpuDvfsParams) -> dict[str, float | None]:
         """The alpha-predictor features of this workload on the GPU `params` describes."""
         idle = self.idle_power_w if self.idle_power_w is not None else params.idle_power_w
         span = params.power_limit_w - idle
-        power_frac = (self.power_w - idle) / span if span > 0 else None
+        power_frac = (self.power_w - idle) / span if span > 0 and not self.power_capped else None
         return {"power_frac": power_frac, "flop_util": self.flop_util,
                 "sm_active": self.sm_active, "dram_active": self.dram_active,
                 "gpu_busy": self.gpu_busy,
                 "compute_share": compute_share(self.sm_active, self.dram_active)}
 
 
-def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = None
-                                 ) -> WorkloadObservation:
+def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = None, *,
+                                 power_capped: bool | None = None) -> WorkloadObservation:
     """The default-clock observation in a `Measurement`.
 
     Board power is ``avg_power_w``; if that is missing it is rebuilt from ``energy_j_per_img`` (on
-    its basis, adding idle power back for ``above_idle``). The clock is ``sm_clock_mhz``, else the
-    parameter set's default clock.
+    its basis, adding idle power back for ``above_idle``). The clock is ``sm_clock_mhz`` (the
+    clock held during the run), else the parameter set's default clock. `power_capped` ``None``
+    takes the run as power-capped when its board power reached `POWER_CAP_FRAC` of the set's
+    power limit; pass NVML's verdict (the software power-cap reason) where it is known.
 
     Raises:
         UsageError: the measurement has neither power nor energy, or no usable clock.
@@ -177,9 +201,11 @@ def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = 
         raise UsageError("measurement has no SM clock and no parameter set gives a default clock")
     util = m.utilization if m.utilization is not None and math.isfinite(m.utilization) else None
     sm, dram, busy = counter_fractions(m)
+    if power_capped is None:
+        power_capped = params is not None and float(power) >= POWER_CAP_FRAC * params.power_limit_w
     return WorkloadObservation(time_s_per_img=t0, power_w=float(power), sm_clock_mhz=float(clock),
                                idle_power_w=m.idle_power_w, flop_util=util, sm_active=sm,
-                               dram_active=dram, gpu_busy=busy)
+                               dram_active=dram, gpu_busy=busy, power_capped=bool(power_capped))
 
 
 def _frac(pct: float | None) -> float | None:
@@ -208,6 +234,31 @@ def cap_alpha(alpha: float, gpu_busy: float | None, lo: float) -> float:
     if gpu_busy is None or not math.isfinite(gpu_busy):
         return alpha
     return max(lo, min(alpha, gpu_busy))
+
+
+def alpha_from_neighbour(f0_mhz: float, t0_s: float, f1_mhz: float, t1_s: float, p: float,
+                         lo: float = 0.02) -> float:
+    """Equation (8): the ``alpha`` for which equation (1) gives ``t1 / t0`` at ``f1 < f0``.
+
+    ``tau(f1)`` rises monotonically with ``alpha`` from 1 (``alpha -> 0``) to ``f0 / f1``
+    (``alpha = 1``), so the root is found by bisection; a ratio outside that range (noise) is
+    clipped to `lo` or 1.
+    """
+    if not 0 < f1_mhz < f0_mhz:
+        raise UsageError(f"neighbour clock {f1_mhz:g} MHz must be below {f0_mhz:g} MHz")
+    r = t1_s / t0_s
+    if r <= float(time_ratio(f1_mhz, f0_mhz, lo, p)):
+        return lo
+    if r >= f0_mhz / f1_mhz:
+        return 1.0
+    a, b = lo, 1.0
+    for _ in range(60):
+        m = 0.5 * (a + b)
+        if float(time_ratio(f1_mhz, f0_mhz, m, p)) < r:
+            a = m
+        else:
+            b = m
+    return 0.5 * (a + b)
 
 
 def time_ratio(f_mhz: np.ndarray | float, f0_mhz: float, alpha: float, p: float) -> np.ndarray:
@@ -274,13 +325,20 @@ class DvfsModel:
         self.params = params
 
     def alpha(self, obs: WorkloadObservation) -> float:
-        """The compute-bound share: ``obs.alpha`` if given, else predicted (equation 5).
+        """The compute-bound share: ``obs.alpha`` if given, else solved from a neighbour-clock run
+        where the observation has one (equation 8), else predicted (equation 5).
 
         A predicted value is capped at ``obs.gpu_busy`` when that is known: only time in which
         the GPU runs kernels can scale with its clock.
         """
         if obs.alpha is not None:
             return float(obs.alpha)
+        if obs.neighbour_clock_mhz is not None:
+            lo = min(a.lo for a in self.params.alpha_predictors)
+            return alpha_from_neighbour(obs.sm_clock_mhz, obs.time_s_per_img,
+                                        obs.neighbour_clock_mhz,
+                                        obs.neighbour_time_s_per_img,  # type: ignore[arg-type]
+                                        self.params.overlap_exponent, lo)
         feats = obs.features(self.params)
         for predictor in self.params.alpha_predictors:
             if predictor.usable_with(feats):

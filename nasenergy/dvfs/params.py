@@ -43,6 +43,13 @@ def compute_share(sm_active: float | None, dram_active: float | None) -> float |
     dram = min(1.0, max(0.0, float(dram_active)))  # type: ignore[arg-type]
     return sm * (1.0 - dram)
 
+#: A run drawing at least this share of the power limit is held at the limit (power-capped).
+POWER_CAP_FRAC = 0.97
+
+#: A board power limit differing from a set's by more than this share replaces it
+#: (`with_board_power_limit`).
+POWER_LIMIT_TOLERANCE = 0.02
+
 #: Where a parameter set comes from: fitted to measured sweeps of this GPU, carried over from
 #: another GPU's fit, or built for any GPU from NVML facts (`nasenergy.dvfs.generic`).
 PROVENANCES: tuple[str, ...] = ("calibrated", "extrapolated", "generic")
@@ -317,3 +324,29 @@ def extrapolate_params(base: GpuDvfsParams, *, name: str, gpu: str,
         knee_clock_mhz=knee_frac * clocks[-1], provenance="extrapolated", caveat=caveat,
         sources=tuple(src.items()), fit=(),
     )
+
+
+def with_board_power_limit(params: GpuDvfsParams, board_limit_w: float, *,
+                           source: str = "NVML") -> GpuDvfsParams:
+    """`params` with the power limit in force on the board, where it differs from the set's by
+    more than `POWER_LIMIT_TOLERANCE` (e.g. the A100 set, calibrated on a 500 W board, used on a
+    400 W SXM4 or 250 W PCIe board). The limit enters the power fraction of equation (5) and the
+    power-cap test; the caveat says it was replaced.
+
+    Raises:
+        ParamsError: the board's limit is not above the set's idle power.
+    """
+    limit = float(board_limit_w)
+    if not math.isfinite(limit) or abs(limit - params.power_limit_w) <= (
+            POWER_LIMIT_TOLERANCE * params.power_limit_w):
+        return params
+    if not limit > params.idle_power_w:
+        raise ParamsError(f"{params.name}: board power limit {limit:g} W is not above the set's "
+                          f"idle power {params.idle_power_w:g} W")
+    note = (f"power limit {limit:g} W read from the board ({source}) replaces the set's "
+            f"{params.power_limit_w:g} W")
+    src = dict(params.sources)
+    src["power_limit_w"] = f"{source} (the set's own: {params.power_limit_w:g} W, " + (
+        src.get("power_limit_w", "unrecorded") + ")")
+    return dataclasses.replace(params, power_limit_w=limit, sources=tuple(src.items()),
+                               caveat=(params.caveat + "; " if params.caveat else "") + note)

@@ -186,3 +186,28 @@ def load_set(key: str, data_dir: Path | None = None) -> list[Sweep]:
     if key not in SETS:
         raise UsageError(f"unknown published sweep set {key!r}; known: {', '.join(SETS)}")
     return SETS[key].load(data_dir)
+
+
+#: The power-capped sweep (`load_capped_sweep`): Kernel Tuner's FP32 kernel on an RTX A4000,
+#: whose top requested clocks are held near 1740 MHz by its power limit.
+CAPPED_SWEEP_FILE = "kerneltuner_fp32_synthetic/rtx_a4000_fp32_kernel_10clocks.csv"
+#: RTX A4000 board power: NVIDIA RTX A4000 datasheet, 140 W.
+CAPPED_SWEEP_POWER_LIMIT_W = 140.0
+
+
+def load_capped_sweep(data_dir: Path | None = None) -> dict[str, list[float]]:
+    """The power-capped sweep's columns: ``requested_mhz``, ``held_mhz`` (NVML clock observed
+    during the run), ``time_s`` (per kernel launch) and ``power_w``."""
+    d = data_dir if data_dir is not None else dvfs_data_dir()
+    path = d / CAPPED_SWEEP_FILE
+    if not path.is_file():
+        raise UsageError(f"power-capped sweep not found: {path}")
+    cols: dict[str, list[float]] = {"requested_mhz": [], "held_mhz": [], "time_s": [],
+                                    "power_w": []}
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            cols["requested_mhz"].append(_f(row, "requested_gr_clock_mhz"))
+            cols["held_mhz"].append(_f(row, "observed_core_freq_mhz"))
+            cols["time_s"].append(_f(row, "time_ms_mean") / 1e3)
+            cols["power_w"].append(_f(row, "nvml_power_w"))
+    return cols

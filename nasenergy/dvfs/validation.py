@@ -45,11 +45,12 @@ import numpy as np
 
 from nasenergy.dvfs.backends import RecordedBackend
 from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
-from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, cap_alpha
+from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, alpha_from_neighbour, cap_alpha
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
 from nasenergy.dvfs.sweeps import Sweep
-from nasenergy.dvfs.api import EXPECTED, POINT, clock_backend, saving_band, search_clock
+from nasenergy.dvfs.api import (EXPECTED, POINT, clock_backend, optimal_clock_for_observation,
+                                saving_band, search_clock)
 from nasenergy.dvfs.generic import GpuFacts, generic_params
 
 
@@ -101,6 +102,20 @@ class WorkloadResult(_CsvRow):
     search_regret_recorded_frac: float
     search_steps_off_modelled: int
     consistent_default_point: bool
+    clock_activity_mhz: float = math.nan
+    clock_counters_mhz: float = math.nan
+    clock_counters_point_mhz: float = math.nan
+    clock_constant_alpha_mhz: float = math.nan
+    clock_oracle_alpha_mhz: float = math.nan
+    clock_two_point_mhz: float = math.nan
+    regret_two_point_frac: float = math.nan
+    alpha_two_point: float = math.nan
+    shipped_predictor: str = ""
+    shipped_clock_mhz: float = math.nan
+    shipped_regret_frac: float = math.nan
+    shipped_predicted_saving_frac: float = math.nan
+    shipped_expected_saving_frac: float = math.nan
+    shipped_measured_saving_frac: float = math.nan
 
 
 #: A default point drawing this much less power than the next lower clock, while faster, is
@@ -168,12 +183,46 @@ def _predicted_alpha(params: GpuDvfsParams, features: tuple[str, ...],
     return math.nan, math.nan
 
 
-def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep]) -> WorkloadResult:
+#: The second run of the two-clock estimate is at the highest clock at or below this share of
+#: the default clock: far enough below it that the time difference stands out of run-to-run noise
+#: (the A100 sweeps step by 1%), near enough to be one probe.
+PROBE_CLOCK_FRAC = 0.9
+
+
+def probe_index(sweep: Sweep) -> int | None:
+    """Index of the two-clock estimate's second run in `sweep` (`PROBE_CLOCK_FRAC`), or ``None``
+    when the sweep has no clock that low."""
+    below = np.nonzero(sweep.f <= PROBE_CLOCK_FRAC * sweep.default_clock_mhz + 1e-9)[0]
+    return int(below[-1]) if below.size else None
+
+
+def two_point_rmse(params: GpuDvfsParams, sweeps: Sequence[Sweep],
+                   fitted: dict[str, float]) -> float:
+    """Root-mean-square difference between the two-clock ``alpha`` (equation 8 of
+    `nasenergy.dvfs.model`, from each sweep's top two clocks) and ``alpha`` fitted to the whole
+    sweep (`fitted`, by workload), over `sweeps`: the residual of the two-point estimate
+    (second run at `probe_index`)."""
+    lo = min(a.lo for a in params.alpha_predictors)
+    errs = []
+    for s in sweeps:
+        j = probe_index(s)
+        if j is not None and s.workload in fitted:
+            errs.append(alpha_from_neighbour(s.default_clock_mhz, float(s.time_s[-1]),
+                                             float(s.f[j]), float(s.time_s[j]),
+                                             params.overlap_exponent, lo) - fitted[s.workload])
+    return float(np.sqrt(np.mean(np.square(errs)))) if errs else 0.0
+
+
+def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep],
+                      two_point_rmse_frac: float | None = None) -> WorkloadResult:
     """Score the model (calibrated as `params` on `train`) on one held-out measured `sweep`.
 
     The main variant predicts ``alpha`` from ``power_frac`` (the model before per-network counters;
     the ``counters`` variant uses the compute share of equation 6), capped
-    by the GPU-busy fraction where the sweep records one.
+    by the GPU-busy fraction where the sweep records one. The ``two_point`` variant solves
+    ``alpha`` from two points of the held-out sweep only, the default clock and one probe at about
+    90% of it (`probe_index`; equation 8: what two runs would show; no other clock is used), with residual
+    `two_point_rmse_frac` (`two_point_rmse` on the training sweeps).
     """
     model = DvfsModel(params)
     obs = WorkloadObservation(time_s_per_img=sweep.time_s[-1], power_w=sweep.power_w[-1],
@@ -188,19 +237,33 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
         "constant": (*_predicted_alpha(params, (), feats, sweep.gpu_busy), EXPECTED),
         "oracle_alpha": (fit_alpha(sweep, params.overlap_exponent), 0.0, POINT),
     }
+    j = probe_index(sweep)
+    if j is not None:  # the default clock and one probe below it: what two runs would show
+        two = dataclasses.replace(obs, neighbour_clock_mhz=float(sweep.f[j]),
+                                  neighbour_time_s_per_img=float(sweep.time_s[j]))
+        a2 = model.alpha(two)
+        # residual of the two-point alpha: not known from calibration; the predictors' least one
+        r2 = (two_point_rmse_frac if two_point_rmse_frac is not None
+              else min(p.rmse for p in params.alpha_predictors))
+        variants["two_point"] = (a2, r2, EXPECTED)
     default = sweep.point(sweep.default_clock_mhz, "measured")
-    regrets = {}
-    choice = main_backend = None
+    regrets: dict[str, float] = {}
+    clocks: dict[str, float] = {}
+    opts: dict[str, tuple] = {}
     for name, (a, rmse, rule) in variants.items():
         if math.isnan(a):
-            regrets[name] = math.nan
+            regrets[name] = clocks[name] = math.nan
             continue
         opt, backend = _model_choice(model, sweep, obs, a, rmse, rule)
         regrets[name] = _regret(sweep, opt.sm_clock_mhz)
-        if name == "main":
-            choice, main_backend = opt, backend
+        clocks[name] = opt.sm_clock_mhz
+        opts[name] = (opt, backend)
     alphas = {k: v[0] for k, v in variants.items()}
-    assert choice is not None and main_backend is not None
+    choice, main_backend = opts["main"]
+    shipped = "counters" if "counters" in opts else "main"
+    s_opt, s_backend = opts[shipped]
+    i_s = int(np.argmin(np.abs(sweep.f - s_opt.sm_clock_mhz)))
+    e0 = float(sweep.energy[-1])
     i_true = int(np.argmin(sweep.energy))
     i_model = int(np.argmin(np.abs(sweep.f - choice.sm_clock_mhz)))
     fixed = _fixed_clock(train, sweep.clocks_mhz)
@@ -238,7 +301,42 @@ def evaluate_workload(sweep: Sweep, params: GpuDvfsParams, train: Sequence[Sweep
         search_regret_recorded_frac=_regret(sweep, fast.sm_clock_mhz),
         search_steps_off_modelled=i_model - i_mfull,
         consistent_default_point=consistent_default_point(sweep),
+        clock_activity_mhz=clocks["activity"], clock_counters_mhz=clocks["counters"],
+        clock_counters_point_mhz=clocks["counters_point"],
+        clock_constant_alpha_mhz=clocks["constant"], clock_oracle_alpha_mhz=clocks["oracle_alpha"],
+        clock_two_point_mhz=clocks.get("two_point", math.nan),
+        regret_two_point_frac=regrets.get("two_point", math.nan),
+        alpha_two_point=alphas.get("two_point", math.nan),
+        shipped_predictor="compute_share" if shipped == "counters" else "power_frac",
+        shipped_clock_mhz=s_opt.sm_clock_mhz, shipped_regret_frac=regrets[shipped],
+        shipped_predicted_saving_frac=s_opt.energy_saving_frac,
+        shipped_expected_saving_frac=float(
+            1.0 - s_backend.probe(s_opt.sm_clock_mhz).energy_j_per_img / default.energy_j_per_img),
+        shipped_measured_saving_frac=float(1.0 - sweep.energy[i_s] / e0),
     )
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation of `x` and `y` (average ranks for ties; NaN pairs dropped;
+    NaN when either side is constant or fewer than three pairs remain)."""
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    ra, rb = _ranks(a), _ranks(b)
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def _ranks(v: np.ndarray) -> np.ndarray:
+    order = np.argsort(v, kind="mergesort")
+    ranks = np.empty(v.size, dtype=float)
+    ranks[order] = np.arange(v.size, dtype=float)
+    for value in np.unique(v):  # ties share their mean rank
+        tie = v == value
+        ranks[tie] = ranks[tie].mean()
+    return ranks
 
 
 def leave_one_group_out(sweeps: Sequence[Sweep], *, power_limit_w: float, gpu: str,
@@ -260,7 +358,8 @@ def leave_one_group_out(sweeps: Sequence[Sweep], *, power_limit_w: float, gpu: s
         train = [s for s in sweeps if s.group != g]
         cal = calibrate(train, name=f"loo-{g}", gpu=gpu, device_patterns=(gpu,),
                         power_limit_w=power_limit_w)
-        results.extend(evaluate_workload(s, cal.params, train) for s in test)
+        r2 = two_point_rmse(cal.params, train, cal.alphas)
+        results.extend(evaluate_workload(s, cal.params, train, r2) for s in test)
     return results
 
 
@@ -282,6 +381,7 @@ class Summary(_CsvRow):
     true_saving_median: float
     predicted_saving_median: float
     meets_targets: bool
+    rank_corr_clock: float = math.nan
 
 
 _VARIANT_FIELD = {
@@ -291,8 +391,21 @@ _VARIANT_FIELD = {
     "model (compute share, point-estimate clock)": "regret_counters_point_frac",
     "model (constant alpha)": "regret_constant_alpha_frac",
     "model (alpha fitted to held-out sweep)": "regret_oracle_alpha_frac",
+    "model (alpha from two clocks: default, ~90%)": "regret_two_point_frac",
+    "model (shipped: compute share, else power_frac)": "shipped_regret_frac",
     "fixed clock best on training workloads": "regret_fixed_clock_frac",
     "default clock (no DVFS)": "regret_default_frac",
+}
+
+
+#: The clock each variant chose (`_VARIANT_FIELD`); the baselines choose one clock per GPU.
+_VARIANT_CLOCK = {
+    "regret_frac": "model_clock_mhz", "regret_activity_frac": "clock_activity_mhz",
+    "regret_counters_frac": "clock_counters_mhz",
+    "regret_counters_point_frac": "clock_counters_point_mhz",
+    "regret_constant_alpha_frac": "clock_constant_alpha_mhz",
+    "regret_oracle_alpha_frac": "clock_oracle_alpha_mhz",
+    "regret_two_point_frac": "clock_two_point_mhz", "shipped_regret_frac": "shipped_clock_mhz",
 }
 
 
@@ -343,6 +456,9 @@ def _summarise(gpu: str, subset: str, results: Sequence[WorkloadResult], median_
             predicted_saving_median=(float(np.median([r.predicted_saving_frac for r in results]))
                                      if main else nan),
             meets_targets=bool(np.median(reg) <= median_target and reg.max() <= worst_target),
+            rank_corr_clock=(spearman([getattr(r, _VARIANT_CLOCK[field_name]) for r in results],
+                                      [r.true_best_clock_mhz for r in results])
+                             if field_name in _VARIANT_CLOCK else nan),
         ))
     return out
 
@@ -377,6 +493,9 @@ class GpuHoldOutResult(_CsvRow):
     point_clock_mhz: float
     regret_point_frac: float
     consistent_default_point: bool
+    expected_saving_frac: float = math.nan
+    two_point_clock_mhz: float = math.nan
+    regret_two_point_frac: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -415,9 +534,14 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
     """
     if len(gpus) < 2:
         raise ValueError("leave-one-GPU-out needs at least two GPUs")
-    cals = {g.key: calibrate(list(g.sweeps), name=g.key, gpu=g.gpu, device_patterns=(g.gpu,),
-                             power_limit_w=g.power_limit_w, idle_power_w=g.idle_power_w).params
-            for g in gpus}
+    fitted = {g.key: calibrate(list(g.sweeps), name=g.key, gpu=g.gpu, device_patterns=(g.gpu,),
+                               power_limit_w=g.power_limit_w, idle_power_w=g.idle_power_w)
+              for g in gpus}
+    cals = {k: c.params for k, c in fitted.items()}
+    # residual of the two-clock alpha, from the other GPUs' sweeps only (the largest of theirs)
+    own_r2 = {g.key: two_point_rmse(cals[g.key], g.sweeps, dict(fitted[g.key].alphas))
+              for g in gpus}
+    r2 = {g.key: max(v for k, v in own_r2.items() if k != g.key) for g in gpus}
     out: list[GpuHoldOutResult] = []
     for g in gpus:
         if progress is not None:
@@ -443,6 +567,17 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
             opt, _ = _model_choice(model, s, obs, alpha, used.rmse, EXPECTED,
                                    shape_references=refs)
             opt_point, _ = _model_choice(model, s, obs, alpha, choice=POINT)
+            j = probe_index(s)
+            two_clock = two_regret = math.nan
+            if j is not None:
+                a2 = model.alpha(dataclasses.replace(
+                    obs, neighbour_clock_mhz=float(s.f[j]),
+                    neighbour_time_s_per_img=float(s.time_s[j])))
+                opt2, _ = _model_choice(model, s, obs, a2, r2[g.key], EXPECTED,
+                                        shape_references=refs)
+                two_clock, two_regret = opt2.sm_clock_mhz, _regret(s, opt2.sm_clock_mhz)
+            _, exp_backend = _model_choice(model, s, obs, alpha, used.rmse, EXPECTED,
+                                           shape_references=refs)
             lo, hi = saving_band(params, obs, opt.sm_clock_mhz, alpha, shape_references=refs)
             i = int(np.argmin(np.abs(s.f - opt.sm_clock_mhz)))
             measured_saving = float(1.0 - s.energy[i] / s.energy[-1])
@@ -459,5 +594,74 @@ def leave_one_gpu_out(gpus: Sequence[GpuSweeps], *,
                 alpha_predictor="+".join(used.features) or "constant",
                 point_clock_mhz=opt_point.sm_clock_mhz,
                 regret_point_frac=_regret(s, opt_point.sm_clock_mhz),
-                consistent_default_point=consistent_default_point(s)))
+                consistent_default_point=consistent_default_point(s),
+                expected_saving_frac=float(
+                    1.0 - exp_backend.probe(opt.sm_clock_mhz).energy_j_per_img / float(s.energy[-1])),
+                two_point_clock_mhz=two_clock, regret_two_point_frac=two_regret))
+    return out
+
+
+# ------------------------------------------------------------------ a power-capped card
+@dataclass(frozen=True)
+class CappedCardResult(_CsvRow):
+    """A power-capped card without a calibrated set, seen at its top requested clock, under one
+    way of starting the curve (``start``): from the clock it held under the cap (read during the
+    run) or, as if that clock were not known, from the requested one. Scored on its measured
+    sweep (nearest measured held clock)."""
+
+    gpu: str
+    workload: str
+    start: str
+    requested_clock_mhz: float
+    held_clock_mhz: float
+    power_w: float
+    power_limit_w: float
+    idle_power_w: float
+    idle_power_source: str
+    chosen_clock_mhz: float
+    true_best_clock_mhz: float
+    regret_frac: float
+    predicted_saving_frac: float
+    measured_saving_at_choice_frac: float
+    label: str
+
+
+def capped_card(requested_mhz: Sequence[float], held_mhz: Sequence[float],
+                time_s: Sequence[float], power_w: Sequence[float], *, gpu: str, workload: str,
+                power_limit_w: float, references: Sequence[GpuDvfsParams],
+                idle_power_w: float | None = None) -> list[CappedCardResult]:
+    """The generic model on a card whose top requested clocks were held lower by its power cap.
+
+    The default run is the one at the highest requested clock: its time, power and the clock it
+    held. ``held clock`` builds the facts with that held clock and a power cap (what NVML reports
+    during such a run); ``requested clock`` takes the requested clock as the clock run (the
+    model's view before it read the held clock). The other runs are scored by their held clock.
+    """
+    order = np.argsort(np.asarray(requested_mhz, dtype=float))
+    req = np.asarray(requested_mhz, dtype=float)[order]
+    held = np.asarray(held_mhz, dtype=float)[order]
+    t = np.asarray(time_s, dtype=float)[order]
+    pw = np.asarray(power_w, dtype=float)[order]
+    e = t * pw
+    i_best = int(np.argmin(e))
+    out = []
+    for start, f0 in (("held clock", float(held[-1])), ("requested clock", float(req[-1]))):
+        clocks = tuple(sorted(set(float(c) for c in req) | {float(held[-1])}))
+        facts = GpuFacts(device_name=gpu, supported_clocks_mhz=clocks, power_limit_w=power_limit_w,
+                         idle_power_w=idle_power_w, loaded_sm_clock_mhz=f0,
+                         loaded_power_w=float(pw[-1]), power_capped=start == "held clock",
+                         source="the sweep (as NVML would report it)")
+        params = generic_params(facts, references)
+        obs = WorkloadObservation(time_s_per_img=float(t[-1]), power_w=float(pw[-1]),
+                                  sm_clock_mhz=f0, power_capped=start == "held clock")
+        opt = optimal_clock_for_observation(params, obs, source="measured")
+        i = int(np.argmin(np.abs(held - opt.sm_clock_mhz)))
+        out.append(CappedCardResult(
+            gpu=gpu, workload=workload, start=start, requested_clock_mhz=float(req[-1]),
+            held_clock_mhz=float(held[-1]), power_w=float(pw[-1]), power_limit_w=power_limit_w,
+            idle_power_w=params.idle_power_w,
+            idle_power_source=(params.source_of("idle_power_w") or "").split(":")[0],
+            chosen_clock_mhz=opt.sm_clock_mhz, true_best_clock_mhz=float(held[i_best]),
+            regret_frac=float(e[i] / e.min() - 1.0), predicted_saving_frac=opt.energy_saving_frac,
+            measured_saving_at_choice_frac=float(1.0 - e[i] / e[-1]), label=opt.label))
     return out
