@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nasenergy.hardware.coverage import Coverage
-from nasenergy.objectives import hypervolume_unit
+from nasenergy.objectives import SearchObjective, hypervolume_unit
+from nasenergy.quality import DeployRegion
+from nasenergy.run_quality import RunQuality, declared_floor, quality_unit, run_quality, run_region
 from nasenergy.pareto import ParetoFront, points_of
 from nasenergy.run_plots import plot_names
 
@@ -82,11 +84,17 @@ def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial:
         return "–"
     text = f"{'/'.join(splits)}, {'/'.join(schedules)} epochs"
     trials = sorted({str(r[trial]) for r in rows if trial and r.get(trial)})
-    if trials == ["mean"]:
-        text += ", mean over the recorded runs"
-    elif trials:
-        text += ", one recorded run drawn per evaluation"
-    return text
+    several = [t for t in trials if t.startswith("cells:")]
+    single = [t for t in trials if not t.startswith("cells:")]
+    parts = []
+    if several:
+        parts.append(f"the mean over the cells of the deployed network ({len([r for r in rows if str(r.get(trial, '')).startswith('cells:')])} "
+                     "evaluations; each cell's figure as below)")
+    if single == ["mean"]:
+        parts.append("mean over the recorded runs")
+    elif single or several:
+        parts.append("one recorded run drawn per evaluation (per cell where several)")
+    return text + "".join(f", {p}" for p in parts)
 
 
 STOP_REASONS: dict[str, str] = {
@@ -193,6 +201,30 @@ def _front_columns(names: Sequence[str]) -> list[Column]:
     return columns
 
 
+def _quality_lines(quality: RunQuality | None, region: DeployRegion | None, cfg: Mapping[str, Any],
+                   objectives: Sequence[SearchObjective], n_evaluated: int) -> list[str]:
+    """The report's quality section: the declared deploy region and the run's standing in it."""
+    if quality is None or region is None:
+        return [f"- no quality measure: {declared_floor(cfg)[1]}"]
+    names = [o.name for o in objectives]
+    refs = []
+    if "throughput" in names:
+        refs.append(f"{region.throughput_ref_img_per_s:,.0f} img/s")
+    if "energy" in names:
+        refs.append(f"{region.energy_ref_j_per_img:.4g} J/img")
+    share = "" if quality.largest_share != quality.largest_share else (
+        f"; the largest share one network holds: {quality.largest_share:.0%}")
+    return [
+        f"- deploy hypervolume: **{quality.volume:.4g}** {quality_unit(objectives)} "
+        f"(accuracy points above the floor x decades of hardware figures past the references)",
+        f"- accuracy floor: {region.accuracy_floor_pct:.2f} % ({region.floor_from}); networks below it never "
+        "stand on the front",
+        *([f"- references: {', '.join(refs)} ({region.refs_from}), log scale"] if refs else []),
+        f"- evaluated networks at or above the floor: {quality.in_region} of {n_evaluated}; on the front: "
+        f"{quality.front_size}{share}",
+    ]
+
+
 def render_report(record: RunView, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
@@ -209,7 +241,8 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
     objectives = record.objectives
     names = [o.name for o in objectives]
     budget = cfg.get("budget")
-    hv = ParetoFront.from_points(points_of(evaluated, objectives), objectives).search_hypervolume()
+    region = run_region(cfg, rows)
+    quality = run_quality(region, evaluated, objectives) if region is not None else None
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
     measured = [r for r in rows if r.get("outcome") != "duplicate" and r.get("measure_cost_s") is not None]
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0
@@ -220,8 +253,6 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
     columns = _front_columns(names)
     scored = "; ".join(f"scored {n}: {_sources(evaluated, n + '_source')}" for n in ("throughput", "energy")
                        if n in names) or "scored throughput and energy: not objectives of this run"
-    reference = "0 for every objective" + (", with energy taken as efficiency (img/J = 1 / energy)"
-                                           if "energy" in names else "")
 
     lines = [
         f"# Search run `{record.name}`",
@@ -236,7 +267,9 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- full accuracy evaluations: **{len(evaluated)} of {budget}**{_stop_clause(record.env)}",
         f"- candidates seen: {len(rows)}{f' (cap {cap:,})' if cap else ''}: filtered {outcomes['filtered']}, "
         f"duplicates {outcomes['duplicate']}, not recorded {outcomes['not_recorded']}, failed {outcomes['failed']}, "
-        f"over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, running {outcomes['running']}",
+        f"over budget {outcomes['over_budget']}, abandoned {outcomes['abandoned']}, running {outcomes['running']}"
+        + (f", infeasible {outcomes['infeasible']} (cannot learn: output independent of the input; never evaluated)"
+           if outcomes["infeasible"] else ""),
         f"- distinct networks measured: {len({r.get('network') or r.get('canonical') for r in measured})}",
         *_coverage_lines(record.env, outcomes),
         _filter_line(cfg, record.env, rows),
@@ -251,11 +284,9 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- evaluation time the filter avoided: ≈ {_duration(mean_eval * len(filtered))} (estimated: "
         f"{len(filtered)} filtered candidates × the mean evaluation cost {_duration(mean_eval)})",
         "",
-        "## Hypervolume",
+        "## Quality",
         "",
-        f"- final hypervolume: **{hv:.6g}** {hypervolume_unit(objectives)} over {len(evaluated)} evaluations",
-        f"- reference point: {reference}; fixed for every run, so curves of different runs with the same "
-        "objectives compare directly",
+        *_quality_lines(quality, region, cfg, objectives, len(evaluated)),
         "",
         "## Provenance",
         "",

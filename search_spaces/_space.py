@@ -201,6 +201,28 @@ class SearchSpace(ABC, Generic[ArchT]):
         """One architecture per `deployed_key` (its member of smallest official index), in index order."""
         return list(self._deployed_representatives.values())
 
+    @functools.cached_property
+    def _deployed_members(self) -> dict[str, tuple[ArchT, ...]]:
+        """`deployed_key` -> every architecture that deploys to it, in index order (built once)."""
+        members: dict[str, list[ArchT]] = {}
+        for arch in self.enumerate():
+            members.setdefault(self.deployed_key(arch), []).append(arch)
+        return {key: tuple(group) for key, group in members.items()}
+
+    def deployed_members(self, arch: ArchT | str) -> tuple[ArchT, ...]:
+        """Every architecture of `arch`'s deployed class, in index order: the cells that deploy to
+        the identical network (independent trainings of one network, as a benchmark records them)."""
+        return self._deployed_members[self.deployed_key(arch)]
+
+    def deployed_members_by_key(self) -> dict[str, tuple[ArchT, ...]]:
+        """`deployed_key` -> the members of that deployed class, in index order of their first member."""
+        return dict(self._deployed_members)
+
+    def output_depends_on_input(self, arch: ArchT | str) -> bool:
+        """Whether the network's output depends on its input image. A network whose output is a
+        constant cannot learn anything: its accuracy is chance whatever its training."""
+        return True
+
     def deployed_representative(self, arch: ArchT | str) -> ArchT:
         """The member of smallest official index of `arch`'s deployed class (see `deployed_classes`)."""
         return self._deployed_representatives[self.deployed_key(arch)]

@@ -47,6 +47,13 @@ class SSSSpace(SearchSpace[SSSArch]):
     def deployed_classes(self) -> list[SSSArch]:
         return list(self.enumerate())
 
+    def deployed_members(self, arch: SSSArch | str) -> tuple[SSSArch, ...]:
+        """The configuration alone: it is its own deployed network."""
+        return (self.parse(arch),)
+
+    def deployed_members_by_key(self) -> dict[str, tuple[SSSArch, ...]]:
+        return {str(a): (a,) for a in self.enumerate()}
+
     def deployed_representative(self, arch: SSSArch | str) -> SSSArch:
         return self.parse(arch)
 

@@ -59,6 +59,11 @@ class TSSSpace(SearchSpace[TSSArch]):
         """
         return deploy_plan(self.parse(arch).ops).key
 
+    def output_depends_on_input(self, arch: TSSArch | str) -> bool:
+        """Whether a path of non-``none`` edges joins the cell's input to its output; without one
+        every cell of the network outputs a constant (or zeros) and the network cannot learn."""
+        return deploy_plan(self.parse(arch).ops).input_dependent
+
     def param_choices(self) -> dict[str, tuple[Any, ...]]:
         """One categorical per edge, ``edge_<dst><-<src>``, over the 5 op names."""
         return {f"edge_{edge}": TSS_OPS for edge in TSS_EDGES}

@@ -95,7 +95,11 @@ class Evaluation:
             off).
         source: ``recorded`` (a benchmark lookup) or ``measured`` (real training).
         trial: which training run: ``mean`` (mean over the recorded runs), ``seed:<n>`` or
-            ``run:<k>`` (a run whose seed the table does not record).
+            ``run:<k>`` (a run whose seed the table does not record); ``cells:<n>`` for the mean
+            over the ``n`` cells of one deployed network (`nasenergy.oracles.network`).
+        cell_indices: the official indices of the cells whose figures the accuracy is the mean
+            of (empty: the architecture's own figure alone).
+        cell_accuracies_pct: each of those cells' accuracy, in the same order.
     """
 
     arch: str
@@ -108,6 +112,8 @@ class Evaluation:
     cost_source: str
     source: str
     trial: str
+    cell_indices: tuple[int, ...] = ()
+    cell_accuracies_pct: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.cost_source not in COST_SOURCES:
@@ -116,8 +122,16 @@ class Evaluation:
             raise ValueError(f"source must be 'recorded' or 'measured', got {self.source!r}")
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields as a plain dict (for CSV or JSON)."""
-        return asdict(self)
+        """The fields as a plain dict (for CSV or JSON); the per-cell fields only where there are
+        several cells."""
+        out = asdict(self)
+        if not self.cell_indices:
+            out.pop("cell_indices")
+            out.pop("cell_accuracies_pct")
+        else:
+            out["cell_indices"] = list(self.cell_indices)
+            out["cell_accuracies_pct"] = list(self.cell_accuracies_pct)
+        return out
 
 
 @runtime_checkable

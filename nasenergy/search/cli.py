@@ -88,6 +88,17 @@ _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "0 or a positive integer")
 
 
+def _percent(text: str) -> float:
+    """An accuracy in percent, 0 to below 100."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an accuracy in percent, got {text!r}") from None
+    if not 0.0 <= value < 100.0:
+        raise argparse.ArgumentTypeError(f"expected an accuracy in percent from 0 to below 100, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m nasenergy.search``."""
     p = OneLineParser(
@@ -172,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "few of the next best that still promise an improvement wait for the next screening, the "
                           "other admitted ones are recorded as filtered, 'screened out' (default %(default)s: "
                           f"evaluate every admitted candidate; at most {MAX_SCREEN})")
+    run.add_argument("--min-accuracy", type=_percent, default=None, metavar="P",
+                     help="the accuracy (%%) you need: networks below it are infeasible (the sampler learns this "
+                          "through Optuna's constraints), never on the front or in the plots, and P is the floor of "
+                          "the quality measure (default: no constraint; the quality floor is the median accuracy of "
+                          "the space's deployed networks where the benchmark knows it)")
     run.add_argument("--patience", type=_non_negative_int, default=_DEFAULTS.patience, metavar="N",
                      help="stall guard: stop when the study's last N candidates (duplicates, networks outside "
                           "a recorded profile, filtered ones) brought no new full evaluation; 0 turns it off "
@@ -234,6 +250,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         lease_s=args.lease_s,
         db_retry_s=args.db_retry_s,
         quiet=args.quiet,
+        min_accuracy=args.min_accuracy,
     ).validate()
 
 

@@ -46,6 +46,7 @@ from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
 from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
+from nasenergy.oracles.network import NetworkOracle
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage, profile_covers
@@ -358,6 +359,8 @@ def build_components(config: SearchConfig) -> Components:
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
     metrics = None if config.search_metric == DEFAULT_SEARCH_METRIC else search_metrics(config)
     oracle = load_oracle(config.benchmark, space, metrics=metrics, seed=config.seed, estimate=config.estimate)
+    if getattr(network_key, "deployed", False):
+        oracle = NetworkOracle(oracle, space)  # one deployed network, one evaluation: the mean over its cells
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)
     if announce is not None:

@@ -48,6 +48,7 @@ STUDY_DEFINING: tuple[str, ...] = (
     "filter",
     "target_recall",
     "dvfs",
+    "min_accuracy",
 )
 """Fields a resumed run or a joining worker must share with the stored study."""
 
@@ -155,6 +156,10 @@ class SearchConfig:
         db_retry_s: how long a worker rides out a database outage (connection refused or reset, a
             restart, a failover), retrying with backoff, before it gives up (exit status 6).
         quiet: no progress bar and no summary lines.
+        min_accuracy: the accuracy (%) a user needs: a network below it is infeasible (Optuna's
+            constraints tell the sampler), never on the front, and the floor of the quality
+            measure (`nasenergy.quality`); ``None``: no constraint, the quality floor is the median
+            of the space where the benchmark knows it.
     """
 
     budget: int = 200
@@ -184,6 +189,7 @@ class SearchConfig:
     lease_s: float = 60.0
     db_retry_s: float = 120.0
     quiet: bool = False
+    min_accuracy: float | None = None
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
@@ -205,8 +211,9 @@ class SearchConfig:
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
         profile = f"-profile.{profile_digest(self.profile)[:8]}" if self.profile is not None else ""
         screen = f"-screen{self.screen}" if self.screen != 1 else ""
+        floor = f"-min{self.min_accuracy:g}" if self.min_accuracy is not None else ""
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
-                f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}-seed{self.seed}")
+                f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}{floor}-seed{self.seed}")
 
     @property
     def out_dir(self) -> Path:
@@ -262,6 +269,12 @@ class SearchConfig:
             raise UsageError(f"--screen must be a whole number of candidates from 1 to {MAX_SCREEN}, got {self.screen!r}")
         if self.screen > 1 and "accuracy" not in self.objectives:
             raise UsageError("--screen ranks candidates by predicted accuracy: keep accuracy in --objectives")
+        if self.min_accuracy is not None:
+            if isinstance(self.min_accuracy, bool) or not isinstance(self.min_accuracy, (int, float)) \
+                    or not 0.0 <= float(self.min_accuracy) < 100.0:
+                raise UsageError(f"--min-accuracy must be an accuracy in percent, 0 to below 100, got {self.min_accuracy!r}")
+            if "accuracy" not in self.objectives:
+                raise UsageError("--min-accuracy constrains the accuracy: keep accuracy in --objectives")
         if self.patience < 0:
             raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {self.patience}")
         if not self.lease_s >= 5.0:

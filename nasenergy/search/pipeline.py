@@ -88,6 +88,12 @@ logger = logging.getLogger(__name__)
 POLL_S = 0.25
 """Seconds between looks at the claims while waiting for other workers."""
 
+MIN_ACCURACY = "min_accuracy"
+"""The Optuna constraint of ``--min-accuracy``: the floor minus the accuracy (> 0: below the floor)."""
+CANNOT_LEARN = "cannot_learn"
+"""The Optuna constraint of a network whose output does not depend on its input (always 1: infeasible)."""
+CANNOT_LEARN_REASON = "cannot learn: the network's output does not depend on its input; never evaluated"
+
 LOST = "lost"
 """What `Worker` reports for a candidate whose claim another worker took over (its result is
 discarded), or whose trial another process closed under it (a straggler of a finished study)."""
@@ -296,6 +302,10 @@ class Worker:
             cell = self.claims.lookup(key)
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
+            if not self._learns(arch):
+                self.claims.record(key, str(arch), trial.number, FILTERED)  # repeats are duplicates
+                self._constrain(trial.number, CANNOT_LEARN, 1.0)
+                return self._tell(trial.number, oc.INFEASIBLE, self._states.PRUNED, {tr.ERROR: CANNOT_LEARN_REASON})
             try:
                 measurement = self.components.measure(arch)
             except NotRecordedError as exc:
@@ -467,6 +477,8 @@ class Worker:
             raise
         if not self.claims.owns(key):
             return self._discard(number, key)
+        if self.config.min_accuracy is not None:  # > 0: infeasible, and the sampler learns it
+            self._constrain(number, MIN_ACCURACY, float(self.config.min_accuracy) - scored["accuracy_pct"])
         values = [scored[o.column] for o in self.objectives]
         result = {tr.RESULT: tr.result_attr(evaluation, scored, clock, seed=seed, final=final)}
         from optuna.exceptions import UpdateFinishedTrialError
@@ -546,6 +558,8 @@ class Worker:
         original = self._trials.get(cell.trial_number)
         attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
+        for name, value in original.constraints.items():  # a repeat of an infeasible network is infeasible too
+            self._constrain(number, name, value)
         if cell.status == NOT_RECORDED:
             return self._tell(number, oc.NOT_RECORDED, self._states.PRUNED, attrs)
         state = self._states.FAIL if cell.status == FAILED else self._states.PRUNED
@@ -583,6 +597,18 @@ class Worker:
         """The ``candidate`` attribute of ``arch``, whose network key is ``key``."""
         space = self.components.space
         return tr.candidate_attr(self.claims.worker_id, arch, str(space.canonical(arch)), space.index(arch), key)
+
+    def _learns(self, arch: Arch) -> bool:
+        """Whether ``arch``'s network can learn: its output depends on its input image."""
+        depends = getattr(self.components.space, "output_depends_on_input", None)
+        return True if depends is None else bool(depends(arch))
+
+    def _constrain(self, number: int, name: str, value: float) -> None:
+        """Set Optuna constraint ``name`` of trial ``number`` (> 0: infeasible), before it is told,
+        so that the samplers (TPE, NSGA-II) learn where the feasible networks are."""
+        import optuna
+
+        optuna.trial.Trial(self.study, self._trials.trial_id(number)).set_constraint(name, float(value))
 
     def _tell(
         self,
@@ -626,6 +652,7 @@ class Worker:
             row = [scored[o.column] for o in self.objectives]
             if self._screener is not None:
                 self._screener.observe(measurement, features, row, self._group_of(t.user_attrs[tr.CANDIDATE]["arch"]))
-            new_points.append(row)
+            if self.config.min_accuracy is None or scored["accuracy_pct"] >= self.config.min_accuracy:
+                new_points.append(row)  # a network below --min-accuracy never stands on the front
         if new_points:
             self._front.extend(np.asarray(new_points, dtype=float))

@@ -18,6 +18,7 @@ from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore
 from nasenergy.objectives import SearchObjective
 from nasenergy.pareto import ParetoFront
+from nasenergy.run_quality import region_of
 
 REFRESH_S = 0.5
 
@@ -32,7 +33,9 @@ class Progress:
         enabled: show the bar (``--quiet`` turns it off).
     """
 
-    def __init__(self, study: Any, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool) -> None:
+    def __init__(self, study: Any, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool,
+                 floor: tuple[float | None, str] = (None, "")) -> None:
+        self._floor = floor
         self._study = study
         self._claims = claims
         self._objectives = objectives
@@ -56,15 +59,24 @@ class Progress:
             [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED and t.values],
             dtype=float,
         ).reshape(-1, len(self._objectives))
+        floor, floor_from = self._floor
+        region = None
+        if floor is not None:
+            measured = [tr.measurement_of(t) or {} for t in trials]
+            region = region_of(floor, floor_from, [m.get("throughput_img_per_s") for m in measured],
+                               [m.get("energy_j_per_img") for m in measured])
+        if region is not None:
+            points = points[region.feasible_mask(points, self._objectives)]
         front = ParetoFront.from_points(points, self._objectives)
         self._bar.total = status.budget
         self._bar.n = status.done
         counts = {"seen": len(trials), "filtered": outcomes[oc.FILTERED], "dup": outcomes[oc.DUPLICATE]}
         if outcomes[oc.NOT_RECORDED]:  # candidates a partial recorded profile cannot measure
             counts["not_recorded"] = outcomes[oc.NOT_RECORDED]
-        self._bar.set_postfix(
-            ordered_dict=counts, front=len(front), hv=f"{front.search_hypervolume():.4g}", refresh=False
-        )
+        if outcomes[oc.INFEASIBLE]:  # networks that cannot learn
+            counts["infeasible"] = outcomes[oc.INFEASIBLE]
+        quality = {} if region is None else {"quality": f"{region.volume(points, self._objectives):.4g}"}
+        self._bar.set_postfix(ordered_dict=counts, front=len(front), **quality, refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

@@ -102,9 +102,12 @@ def evaluated_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(ev, key=lambda r: (r.get("evaluation_number") or 0, r["trial_number"]))
 
 
-def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective]) -> None:
-    """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front."""
-    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == EVALUATED]
+def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
+               min_accuracy: float | None = None) -> None:
+    """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front of the rows at
+    or above ``min_accuracy`` (``--min-accuracy``; ``None``: every evaluated row)."""
+    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == EVALUATED
+              and (min_accuracy is None or (r.get("accuracy_pct") is not None and r["accuracy_pct"] >= min_accuracy))]
     front = ParetoFront.from_points(points_of([rows[i] for i in ev_idx], objectives), objectives, keys=ev_idx)
     on_front = set(front.keys)
     for i, r in enumerate(rows):
@@ -251,10 +254,11 @@ def load_run(run_dir: str | Path) -> RunRecord:
 
 
 def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
-                 private: bool = False) -> None:
-    """Number the evaluations, mark the front and write both CSV files (mode 0600 if ``private``)."""
+                 private: bool = False, min_accuracy: float | None = None) -> None:
+    """Number the evaluations, mark the front (of the rows at or above ``min_accuracy``) and write
+    both CSV files (mode 0600 if ``private``)."""
     number_evaluations(rows)
-    mark_front(rows, objectives)
+    mark_front(rows, objectives, min_accuracy=min_accuracy)
     cols = list(CANDIDATE_COLUMNS)
     write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols), private=private)
     front = sorted((r for r in rows if r["on_front"]), key=lambda r: -(r.get("accuracy_pct") or 0.0))

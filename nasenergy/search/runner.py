@@ -38,6 +38,7 @@ from nasenergy.report import render_report
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore, Heartbeat
+from nasenergy.run_quality import declared_floor
 from nasenergy.search.components import Components, ComponentsFactory, build_components
 from nasenergy.search.config import SearchConfig, check_run_folder
 from nasenergy.search.coverage import candidate_cap
@@ -167,7 +168,8 @@ def run_search(
             run_files.write_json(out / run_files.CONFIG_JSON, config.public_dict(), private=private)
             if exclusive:
                 lock.acquire_shared()  # let this run's worker processes in, keep other runs out
-            progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet)
+            progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet,
+                                floor=declared_floor(config.public_dict()))
             try:
                 if components is not None:
                     reason = _run_here(config, spec, components, progress, retry)
@@ -390,7 +392,7 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
     secrets = [password_of(config.storage)]
     objectives = objectives_for(config.objectives)
     rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
-    run_files.write_tables(out, rows, objectives, private=private)
+    run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
     env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
                       secrets=secrets)

@@ -42,7 +42,7 @@ from nasenergy.search import trial_record as tr
 from nasenergy.search.network_key import network_key_fn
 from nasenergy.search.tpe_cache import cached_tpe_class, cached_tpe_sampler
 
-SEEN_OUTCOMES = frozenset({oc.EVALUATED, oc.FILTERED, oc.DUPLICATE, oc.NOT_RECORDED, oc.FAILED})
+SEEN_OUTCOMES = frozenset({oc.EVALUATED, oc.FILTERED, oc.DUPLICATE, oc.NOT_RECORDED, oc.INFEASIBLE, oc.FAILED})
 """Outcomes after which the pipeline answers the candidate's class as a duplicate (its cell is in
 the claims store). ``over_budget`` and ``abandoned`` leave no cell."""
 
