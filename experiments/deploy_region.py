@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -122,8 +123,6 @@ def study(space_name: str, dataset: str) -> tuple[dict[str, Any], list[dict[str,
 
 def write_floors(summaries: list[dict[str, Any]]) -> Path:
     """The default floors (`nasenergy.quality.default_floor_pct`) as JSON beside the embedded tables."""
-    import json
-
     path = Path(__file__).resolve().parent.parent / "nasenergy" / "data" / "benchmarks" / FLOORS_FILE
     floors: dict[str, dict[str, float]] = {}
     for s in summaries:

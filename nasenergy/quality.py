@@ -27,8 +27,10 @@ that point alone is removed), so no claim rests on a single network by accident.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -272,9 +274,6 @@ the embedded tables, written by ``experiments/deploy_region.py --write-floors``.
 def default_floor_pct(space: str, dataset: str) -> float | None:
     """The declared default accuracy floor of ``space`` and ``dataset`` (`FLOORS_FILE`), for the
     default search metric; ``None`` where none is shipped."""
-    import json
-    from pathlib import Path
-
     path = Path(__file__).resolve().parent / "data" / "benchmarks" / FLOORS_FILE
     if not path.is_file():
         return None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.oracles import load_oracle
+from nasenergy.oracles.network import NetworkOracle
 from nasenergy.search.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.network_key import measured_form, network_key_fn
@@ -75,6 +76,8 @@ def fake_components(config: SearchConfig) -> Components:
     delay_s = float(os.environ.get(DELAY_ENV, "0"))
     if delay_s:
         oracle = SlowOracle(oracle, delay_s)
+    network_key = network_key_fn(space, measured_form(meter))
+    oracle = NetworkOracle(oracle, space)  # as the search does for deployed networks
     step = make_dvfs(config, meter, space)
     bound = step.energy_bound if step else default_energy_bound(config).bound
     return Components(
@@ -84,7 +87,7 @@ def fake_components(config: SearchConfig) -> Components:
         filter=make_filter(config, energy_bound=bound),
         optimal_clock=step.optimal_clock if step else None,
         describe={"meter": "FakeMeter (synthetic)", "oracle": oracle.describe(), "dvfs": config.dvfs},
-        network_key=network_key_fn(space, measured_form(meter)),
+        network_key=network_key,
     )
 
 
