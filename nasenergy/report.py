@@ -205,7 +205,8 @@ def _quality_lines(quality: RunQuality | None, region: DeployRegion | None, cfg:
                    objectives: Sequence[SearchObjective], n_evaluated: int) -> list[str]:
     """The report's quality section: the declared deploy region and the run's standing in it."""
     if quality is None or region is None:
-        return [f"- no quality measure: {declared_floor(cfg)[1]}"]
+        floor, why = declared_floor(cfg)
+        return [f"- no quality measure: {why if floor is None else 'no candidate was measured'}"]
     names = [o.name for o in objectives]
     refs = []
     if "throughput" in names:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from nasenergy.report import render_report
-from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
+from nasenergy.quality import DeployRegion
+from nasenergy.search.objectives import objectives_for, points_of
 from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
 
 
@@ -53,8 +54,7 @@ def test_report_states_the_figures():
     assert "filtered 1, duplicates 1" in text
     assert "2.00 h" in text  # 3600 + 1800 + 1800 s of simulated evaluation
     assert "8.00 s recorded" in text  # four cheap measurements (the duplicate is not measured again)
-    hv = hv_hypervolume(points_of(rec.evaluated, rec.objectives), rec.objectives)
-    assert f"{hv:.6g}" in text
+    assert "## Quality" in text
     assert "| 0 | 11 | `A` | 91.00 | 94.10 | 1,000 | 5.000e-01 | 1200 | 1980 | 21.5 | – | modelled |" in text
     # The band and where the clock came from, per front member.
     assert "| 1100 | 1980 | 30.0 | 24.2 to 33.5 | modelled (generic) |" in text
@@ -69,6 +69,26 @@ def test_report_states_the_figures():
     assert "not recorded 1" in text and "skipped 1 of 4 measured networks" in text
     # The default-clock measurement and the modelled optimal clock are told apart.
     assert "at the default SM clock (1980 MHz) only" in text and "optimal clock, are modelled" in text
+
+
+def test_report_states_the_quality_measure_of_the_deploy_region():
+    """The floor of --min-accuracy, references from the measured candidates, the deploy hypervolume."""
+    rec = _record()
+    measured = {0: (1200.0, 0.55), 1: (4500.0, 0.3), 2: (800.0, 0.7), 3: (600.0, 0.9)}
+    for row in rec.rows:
+        if row["trial_number"] in measured:
+            row["measure_throughput_img_per_s"], row["measure_energy_j_per_img"] = measured[row["trial_number"]]
+    rec.config["min_accuracy"] = 75.0
+    text = render_report(rec)
+    region = DeployRegion(75.0, 600.0, 0.9)
+    volume = region.volume(points_of(rec.evaluated, rec.objectives), rec.objectives)
+    assert volume > 0 and f"deploy hypervolume: **{volume:.4g}** pt x dec x dec" in text
+    assert "accuracy floor: 75.00 % (--min-accuracy)" in text
+    assert "references: 600 img/s, 0.9 J/img" in text
+    assert "evaluated networks at or above the floor: 2 of 3; on the front: 2" in text
+    rec.config["search_metric"] = "x-test/200"
+    rec.config.pop("min_accuracy")
+    assert "no quality measure: no floor for a --search-metric" in render_report(rec)
 
 
 def test_report_states_a_partial_profile_coverage():
@@ -86,7 +106,7 @@ def test_report_of_an_empty_run():
     rec = RunRecord(Path("r"), {"budget": 3, "objectives": ["accuracy", "energy"]}, [], {})
     text = render_report(rec)
     assert "**0 of 3**" in text and "Pareto front (0 cells)" in text
-    assert hv_hypervolume(points_of([], rec.objectives), rec.objectives) == pytest.approx(0.0)
+    assert "no quality measure" in text
 
 
 @pytest.mark.parametrize("reason, words", [
@@ -134,10 +154,10 @@ def test_a_two_objective_report_speaks_only_of_its_objectives():
     assert "energy bound" not in text and "J/img" not in text and "img/J" not in text
     assert "pareto_3d.png" not in text and "pareto_projections.png" in text
     assert "energy saving" not in text and "scored energy" not in text
-    assert "% × img/s over" in text
+    assert "## Quality" in text
 
 
 def test_a_three_objective_report_lists_every_plot_and_the_energy_figures():
     rec = _record(env={"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     text = render_report(rec)
-    assert "pareto_3d.png" in text and "energy bound" in text and "% × img/s × img/J over" in text
+    assert "pareto_3d.png" in text and "energy bound" in text and "## Quality" in text
