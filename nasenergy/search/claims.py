@@ -15,7 +15,9 @@ Three small tables live in the study's database (the shared PostgreSQL database,
 Every change happens in one transaction that first locks the study's row (``SELECT ... FOR
 UPDATE`` on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so "is this network new, and is a budget
 slot free?" and "take it" are one atomic step: at most ``budget`` networks are ever claimed, and
-none twice.
+none twice. On PostgreSQL no transaction holds that lock, or waits for it, longer than the lease
+(`nasenergy.search.db_timeouts`): a worker stopped inside one (``SIGSTOP``) has its session ended
+by the server, and the others go on.
 
 A worker killed with ``kill -9`` stops renewing its lease. Its ``running`` claims keep their budget
 slot (the budget is never handed out twice) and become *orphans* once its lease has expired; any
@@ -50,6 +52,7 @@ import sqlalchemy as sa
 
 from nasenergy.errors import UsageError
 from nasenergy.search.db_retry import DbRetry
+from nasenergy.search.db_timeouts import bound_transactions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -216,6 +219,7 @@ class ClaimStore:
             self._engine = sa.create_engine(
                 url, pool_pre_ping=True, pool_size=2, max_overflow=2, connect_args={"connect_timeout": 10}
             )
+            bound_transactions(self._engine, self.lease_s)  # no transaction holds the budget row past the lease
         self._create_schema()
 
     # ----------------------------------------------------------------- set-up

@@ -155,7 +155,7 @@ def run_search(
         else:
             lock.acquire_shared()
         retry = DbRetry(config.db_retry_s, what=f"the database {spec.display}")
-        storage = open_optuna_storage(spec, retry=retry)
+        storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
         claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
             claims.ensure_study(config.budget, config.study_defining())
@@ -231,7 +231,7 @@ def run_worker(
             adopt its claim at once.
     """
     retry = retry or DbRetry(config.db_retry_s, what=f"the database {spec.display}")
-    storage = open_optuna_storage(spec, retry=retry)
+    storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
     claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
     try:
         rank = claims.register_worker()
