@@ -64,6 +64,7 @@ from nasenergy.search.study import (
     close_abandoned_trials,
     create_or_load_study,
     load_worker_study,
+    reconcile_claims,
 )
 from nasenergy.search.trial_record import row_from_trial
 
@@ -163,6 +164,7 @@ def run_search(
             study.set_user_attr("nasenergy_settings", config.study_defining())
             if exclusive:
                 claims.expire_all_leases()
+            reconcile_claims(study, claims, everyone_dead=exclusive, where=spec.display)
             close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=exclusive)
             run_files.write_json(out / run_files.CONFIG_JSON, config.public_dict(), private=private)
             if exclusive:
