@@ -25,6 +25,7 @@ import csv
 import dataclasses
 import gzip
 import io
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -138,6 +139,32 @@ def row_busy_fraction(row: Mapping[str, str]) -> float | None:
         return None
 
 
+_POSITIVE_COLUMNS = ("throughput_img_per_s", "latency_ms_per_batch", "batch_size")
+"""Columns every profile row must hold as a finite number above zero."""
+_NON_NEGATIVE_COLUMNS = ("energy_j_per_img", "avg_power_w", "idle_power_w", "utilization", "sm_clock_mhz")
+"""Columns a profile row may leave empty, else a finite number not below zero."""
+
+
+def check_profile_row(row: Mapping[str, str], where: str) -> None:
+    """Refuse a profile row whose figures cannot be measurements: a throughput, latency or batch
+    size that is not a number above zero, or an energy, power, utilization or clock below zero.
+
+    Raises:
+        UsageError: one line naming ``where`` (the file and line) and the column.
+    """
+    for name in _POSITIVE_COLUMNS + _NON_NEGATIVE_COLUMNS:
+        text = (row.get(name) or "").strip()
+        if text == "" and name in _NON_NEGATIVE_COLUMNS:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{where}: {name} is {text!r}, not a number; this is not a usable profile") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and name in _POSITIVE_COLUMNS):
+            need = "above zero" if name in _POSITIVE_COLUMNS else "zero or more"
+            raise UsageError(f"{where}: {name} is {text}, must be a finite number {need}; this is not a usable profile")
+
+
 def _open_text(path: Path, mode: str) -> io.TextIOBase:
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", newline="", encoding="utf-8")  # type: ignore[return-value]
@@ -218,7 +245,8 @@ class RecordedMeter:
         if len(forms) > 1:
             raise UsageError(f"{self.path} mixes network forms ({', '.join(sorted(forms))}); keep one per profile")
         self.network_form = forms.pop() if forms else "as_built"
-        for row in rows:
+        for line, row in enumerate(rows, start=2):
+            check_profile_row(row, f"{self.path}, line {line}")
             try:
                 network = self._class_of(row["canonical_arch"])
             except ArchError as exc:

@@ -27,6 +27,7 @@ import os
 import tempfile
 import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,7 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
 
 # What numpy raises on a damaged .npz: a bad archive, a bad array, or an .npy header it cannot parse
 # (the header is a Python literal: a damaged one raises SyntaxError or tokenize.TokenError).
-_DAMAGED = (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, RecursionError, SyntaxError,
+_DAMAGED = (OSError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, EOFError, RecursionError, SyntaxError,
             tokenize.TokenError)
 
 

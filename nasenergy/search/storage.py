@@ -86,11 +86,11 @@ def normalize_url(url: str) -> str:
         StorageError: a malformed URL or a scheme other than PostgreSQL or SQLite.
     """
     from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise StorageError(
             f"--storage: {mask_url(url)!r} is not a database URL; use postgresql://user@host:port/dbname"
         ) from None
@@ -109,6 +109,13 @@ def normalize_url(url: str) -> str:
         parsed = parsed.set(drivername=f"postgresql+{driver}")
     elif not parsed.database:
         raise StorageError("--storage: a sqlite URL needs a file, e.g. sqlite:///runs/study.db")
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        raise StorageError(
+            f"--storage: unknown database driver {parsed.drivername!r}; use postgresql://user@host:port/dbname "
+            "(psycopg2) or postgresql+psycopg://..."
+        ) from None
     return parsed.render_as_string(hide_password=False)
 
 
