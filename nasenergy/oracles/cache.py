@@ -26,7 +26,7 @@ from nasenergy.oracles.errors import (
 from nasenergy.oracles.lookup import BenchmarkOracle
 from nasenergy.oracles.nats import locate_nats
 from nasenergy.oracles.nats_import import ProgressCallback, read_nats
-from nasenergy.oracles.store import load_benchmark, save_benchmark
+from nasenergy.oracles.store import load_benchmark, remove_stale_temporaries, save_benchmark
 from nasenergy.oracles.tables import is_table, read_tables, table_files
 from nasenergy.paths import cache_dir
 
@@ -162,6 +162,9 @@ class InstalledBenchmark:
 def installed(directory: str | Path | None = None) -> list[InstalledBenchmark]:
     """The benchmarks installed in the cache folder (reads each file)."""
     found = []
+    folder = cache_dir(directory)
+    if folder.is_dir():
+        remove_stale_temporaries(folder)
     for space_name in SPACE_SIZES:
         path = cache_file(space_name, directory)
         if path.is_file():

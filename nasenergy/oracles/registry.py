@@ -20,6 +20,7 @@ from nasenergy._registry import Registry
 from nasenergy.oracles.archs import SPACE_SIZES
 from nasenergy.oracles.cache import CachedOracle, cache_file
 from nasenergy.oracles.checks import best_coverage
+from nasenergy.oracles.store import remove_stale_temporaries
 from nasenergy.oracles.embedded import EmbeddedOracle, has_embedded
 from nasenergy.oracles.evaluation import AccuracyOracle
 from nasenergy.oracles.lookup import TableOracle
@@ -76,6 +77,8 @@ def _cache_default(space: str, options: dict[str, Any]) -> AccuracyOracle | None
     """The installed benchmark; one that covers only part of the space gives way to the complete
     embedded tables, with one line (naming it with ``--benchmark`` still uses it)."""
     installed = cache_file(space, options["cache_directory"])
+    if installed.parent.is_dir():
+        remove_stale_temporaries(installed.parent)  # left by an import killed mid-write
     if not installed.is_file():
         return None
     oracle = CachedOracle(installed, space, estimate=options["estimate"], **_common(options))

@@ -3,6 +3,7 @@ atomic and never shrink the installed benchmark without --force."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -208,3 +209,47 @@ class _Fake:
 
     def mean(self, key):
         return self._means[key]
+
+
+_KILLED_WRITER = """
+import sys, time
+import numpy as np
+from nasenergy.oracles.store import save_benchmark
+from nasenergy.oracles.tables import read_tables
+
+def slow(file, **arrays):
+    with open(file, "wb") as f:
+        f.write(b"PK half a zip")
+        f.flush()
+    print("writing", flush=True)
+    time.sleep(60)
+
+np.savez_compressed = slow
+save_benchmark(read_tables(sys.argv[1], "tss"), sys.argv[2])
+"""
+
+
+def test_a_temporary_file_left_by_a_killed_import_is_removed_on_the_next_start(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from nasenergy.oracles.cache import installed
+
+    cache = tmp_path / "cache"
+    first = install(_table(tmp_path / "a.csv", 5), space_name="tss", directory=cache, partial=True)
+    before = first.path.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(_table(tmp_path / "b.csv", 9)),
+                             str(first.path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        os.kill(proc.pid, signal.SIGKILL)  # killed mid-write
+    finally:
+        proc.wait(timeout=60)
+    left = sorted(p.name for p in cache.iterdir() if p.name.startswith(".tmp-"))
+    assert len(left) == 1 and left[0].startswith(f".tmp-{proc.pid}-")
+    live = cache / f".tmp-{os.getpid()}-being-written.npz"  # a live writer's file stays
+    live.write_bytes(b"PK")
+    assert len(installed(cache)) == 1  # the next start (here: benchmark info)
+    assert sorted(p.name for p in cache.iterdir()) == [live.name, "benchmark-tss.npz"]
+    assert first.path.read_bytes() == before
