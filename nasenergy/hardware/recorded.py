@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError
+from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError, first_line
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
 from search_spaces import Arch, get_space
@@ -245,14 +245,22 @@ class RecordedMeter:
         if len(forms) > 1:
             raise UsageError(f"{self.path} mixes network forms ({', '.join(sorted(forms))}); keep one per profile")
         self.network_form = forms.pop() if forms else "as_built"
+        self._measurements: dict[tuple[str, str, int, str], Measurement] = {}
         for line, row in enumerate(rows, start=2):
-            check_profile_row(row, f"{self.path}, line {line}")
+            where = f"{self.path}, line {line}"
+            check_profile_row(row, where)
+            try:
+                measurement = measurement_from_row(row)  # parsed once, here: a bad cell stops the load
+                batch_size = int(row["batch_size"])
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"{where}: {first_line(exc)}; this is not a usable profile") from None
             try:
                 network = self._class_of(row["canonical_arch"])
             except ArchError as exc:
                 raise UsageError(f"{self.path} is not a profile of the {self.space.name} space: {exc}") from None
-            key = (network, row["precision"], int(row["batch_size"]), row["input_shape"])
+            key = (network, row["precision"], batch_size, row["input_shape"])
             self._rows[key] = row
+            self._measurements[key] = measurement
             self._by_class.setdefault(key[0], set()).add(key[1:])
         self.settings = sorted({k[1:] for k in self._rows})
         self.precisions = tuple(sorted({k[1] for k in self._rows}))
@@ -316,7 +324,7 @@ class RecordedMeter:
             )
         # The row's figures are its network's (deployed, or the class representative as built);
         # the official counts are always the asked architecture's own.
-        m = dataclasses.replace(measurement_from_row(row), source="recorded")
+        m = dataclasses.replace(self._measurements[key], source="recorded")
         return with_official_counts(m, self.space, arch, dataset, network_form=self.network_form)
 
     def rows(self) -> Iterator[dict[str, str]]:
