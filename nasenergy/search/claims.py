@@ -558,8 +558,9 @@ class ClaimStore:
         * with ``everyone_dead`` (no worker of the study can be alive), a cell that holds no slot
           and whose trial was never closed is forgotten too (its outcome was lost).
 
-        Without ``everyone_dead`` only the second rule applies to trials in ``stored`` (other
-        workers may be creating trials and claims meanwhile; a database storage never loses one).
+        Without ``everyone_dead`` only the second rule applies, to measured trials in ``stored``
+        (other workers may be creating trials and claims meanwhile; a database storage never loses
+        one).
 
         Args:
             stored: the study's trials by number.
@@ -582,7 +583,7 @@ class ClaimStore:
                 ):
                     conn.execute(_cells.delete().where(*where))
                     forgotten += 1
-                elif row.status == DONE and trial is not None and trial.state != "COMPLETE":
+                elif row.status == DONE and trial is not None and trial.state != "COMPLETE" and trial.measured:
                     conn.execute(_cells.update().where(*where).values(status=RUNNING, owner="", updated_at=now))
                     reopened += 1
         return Reconciled(forgotten=forgotten, reopened=reopened)

@@ -1,7 +1,7 @@
 """No transaction holds a lock, or waits for one, longer than a worker's lease (PostgreSQL).
 
 Every transaction of the claims and of the Optuna storage on a PostgreSQL server starts with
-``SET LOCAL`` of three of the server's own timeouts, derived from ``--lease-s``:
+``SET LOCAL`` of the server's own timeouts, derived from ``--lease-s``:
 
 * ``idle_in_transaction_session_timeout`` (half the lease): a worker that stops inside a
   transaction (``SIGSTOP``, a laptop lid, a frozen VM) has its session ended by the server, which
@@ -12,7 +12,9 @@ Every transaction of the claims and of the Optuna storage on a PostgreSQL server
 * ``lock_timeout`` (half the lease): a worker waiting for a lock gives up after that long and
   tries the transaction again (SQLSTATE 55P03 is a passing fault), instead of queueing for as
   long as the holder is stopped.
-* ``statement_timeout`` (the lease): no single statement runs longer than a lease.
+* ``statement_timeout`` (the lease), on the claims only: no statement on the budget row runs
+  longer than a lease. Optuna's storage has none: reading a large study's trials may rightly take
+  longer, and its locks are bounded by the two timeouts above.
 
 ``SET LOCAL`` lasts one transaction, so the settings never leak into a pooled connection that
 someone else reuses (a transaction-mode connection pooler included). SQLite has no such
@@ -28,30 +30,31 @@ MIN_TIMEOUT_MS = 1000
 """The shortest timeout set, milliseconds (a lease is at least 5 s, see ``--lease-s``)."""
 
 
-def pg_timeouts_ms(lease_s: float) -> dict[str, int]:
-    """The three PostgreSQL timeouts for a worker whose lease is ``lease_s`` seconds, in ms."""
+def pg_timeouts_ms(lease_s: float, *, statements: bool = True) -> dict[str, int]:
+    """The PostgreSQL timeouts for a worker whose lease is ``lease_s`` seconds, in ms
+    (``statements``: with ``statement_timeout``)."""
     lease_ms = max(MIN_TIMEOUT_MS, int(float(lease_s) * 1000.0))
     half_ms = max(MIN_TIMEOUT_MS, lease_ms // 2)
-    return {
-        "idle_in_transaction_session_timeout": half_ms,
-        "lock_timeout": half_ms,
-        "statement_timeout": lease_ms,
-    }
+    timeouts = {"idle_in_transaction_session_timeout": half_ms, "lock_timeout": half_ms}
+    if statements:
+        timeouts["statement_timeout"] = lease_ms
+    return timeouts
 
 
-def set_local_sql(lease_s: float) -> str:
+def set_local_sql(lease_s: float, *, statements: bool = True) -> str:
     """One ``SET LOCAL`` statement per timeout, joined (sent in one round trip)."""
-    return "; ".join(f"SET LOCAL {name} = {ms}" for name, ms in pg_timeouts_ms(lease_s).items())
+    timeouts = pg_timeouts_ms(lease_s, statements=statements)
+    return "; ".join(f"SET LOCAL {name} = {ms}" for name, ms in timeouts.items())
 
 
-def bound_transactions(engine: Any, lease_s: float) -> None:
-    """Start every transaction of ``engine`` (a SQLAlchemy engine) with the lease's timeouts;
-    nothing for a database other than PostgreSQL."""
+def bound_transactions(engine: Any, lease_s: float, *, statements: bool = True) -> None:
+    """Start every transaction of ``engine`` (a SQLAlchemy engine) with the lease's timeouts
+    (``statements``: ``statement_timeout`` too); nothing for a database other than PostgreSQL."""
     from sqlalchemy import event  # lazy: storage.py stays light to import (the command's --help)
 
     if engine.dialect.name != "postgresql":
         return
-    sql = set_local_sql(lease_s)
+    sql = set_local_sql(lease_s, statements=statements)
 
     def on_begin(conn: Any) -> None:
         conn.exec_driver_sql(sql)

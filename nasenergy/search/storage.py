@@ -215,7 +215,7 @@ def open_optuna_storage(
             else:
                 rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
             if lease_s is not None:
-                bound_transactions(rdb.engine, lease_s)
+                bound_transactions(rdb.engine, lease_s, statements=False)  # its reads may rightly be long
             if retry is None:
                 return rdb
             return RetryingStorage(_cached(rdb), retry)  # type: ignore[return-value]
