@@ -32,7 +32,7 @@ from typing import Any, TextIO
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.oracles import tables
-from nasenergy.oracles.cache import cache_dir, install, installed
+from nasenergy.oracles.cache import cache_dir, cache_file, install, installed
 from nasenergy.oracles.embedded import embedded_dir
 from nasenergy.oracles.embedded_build import build_embedded
 from nasenergy.oracles.errors import GET_A_BENCHMARK
@@ -77,7 +77,7 @@ def _progress(stream: TextIO) -> Any:
 def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     result = install(args.source, space_name=args.space, directory=args.cache_dir,
-                     workers=args.workers, progress=_progress(err), force=args.force)
+                     workers=args.workers, progress=_progress(err), force=args.force, partial=args.partial)
     elapsed = time.perf_counter() - started
     data = result.data
     out.write(f"installed {data.space_name} benchmark from {data.provenance.get('source')}\n")
@@ -118,7 +118,7 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return 0 if found else 1
     if not found:
         err.write(f"error: no benchmark installed in {folder}; the search uses the embedded benchmark "
-                  f"({embedded_dir()}) unless NATS-Bench is in $TORCH_HOME; {GET_A_BENCHMARK}\n")
+                  f"({embedded_dir()}); {GET_A_BENCHMARK}\n")
         return 1
     for bench in found:
         prov = bench.provenance
@@ -134,7 +134,10 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    oracle = load_oracle(args.benchmark, args.space, seed=args.seed, estimate=args.estimate,
+    benchmark = args.benchmark
+    if benchmark is None and cache_file(args.space, args.cache_dir).is_file():
+        benchmark = cache_file(args.space, args.cache_dir)  # the installed one, even when partial
+    oracle = load_oracle(benchmark, args.space, seed=args.seed, estimate=args.estimate,
                          cache_directory=args.cache_dir)
     arch: Arch = int(args.arch) if args.arch.strip().isdigit() else args.arch
     rows = [("search", oracle.evaluate(arch, args.dataset, seed=args.seed)),
@@ -165,10 +168,12 @@ def _cmd_build_embedded(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
 
 _IMPORT_DESCRIPTION = """\
 Read a benchmark source once and install it as one fast local file (a .npz written without
-pickles and read with allow_pickle=False). Tables are checked: accuracies outside [0, 100] and
-tables with no usable row are refused, naming the rows. The new file is written beside the
-installed one and renamed into place; it never replaces an installed benchmark holding more
-architectures or metrics unless --force is given.
+pickles and read with allow_pickle=False). Tables are checked before anything is replaced:
+accuracies outside [0, 100], accuracies written as fractions (every value at most 1 %) and tables
+with no usable row are refused, naming the rows; a benchmark covering only part of the space is
+refused unless --partial is given. The new file is written beside the installed one and renamed
+into place; it never replaces an installed benchmark holding more architectures or metrics, or
+other accuracies, unless --force is given.
 
 Security: the official NATS-Bench files (NATS-tss-v1_0-3ffb9*, NATS-sss-v1_0-50262*, *.pickle.pbz2)
 are Python pickles, and reading a pickle can run any code it carries. Import only files from a
@@ -198,7 +203,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes reading NATS-Bench files (default: all cores)")
     p.add_argument("--force", action="store_true",
                    help="replace the installed benchmark even when the new one holds fewer architectures "
-                        "or metrics (refused otherwise)")
+                        "or metrics, or other accuracies (refused otherwise)")
+    p.add_argument("--partial", action="store_true",
+                   help="install a benchmark that covers only part of the space (refused otherwise; searches "
+                        "without --benchmark then keep the complete embedded tables)")
     p.set_defaults(run=_cmd_import)
 
     p = sub.add_parser("info", help="what is installed and where")
@@ -211,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default="cifar10", help="cifar10, cifar100 or ImageNet16-120")
     p.add_argument("--space", choices=("tss", "sss"), default="tss")
     p.add_argument("--benchmark", default=None,
-                   help="benchmark path (default: the installed benchmark)")
+                   help="benchmark path (default: the installed benchmark, else the embedded tables)")
     p.add_argument("--seed", type=int, default=0, help="seed picking the training run")
     p.add_argument("--estimate", choices=("auto", "fit", "device", "none"), default="auto",
                    help="cost of cells without a recorded time: auto (default: fit where possible, else "

@@ -39,7 +39,11 @@ def test_import_info_query(tmp_path: Path) -> None:
 
 
 def test_import_of_the_official_fixture(tmp_path: Path) -> None:
-    code, out, err = run("import", str(shared_file("nats_bench_fixture/fake_torch_dir")), "--cache-dir", str(tmp_path))
+    fixture = str(shared_file("nats_bench_fixture/fake_torch_dir"))
+    code, out, err = run("import", fixture, "--cache-dir", str(tmp_path))  # 3 of 15,625 architectures
+    assert code == 2 and "covers 3 of the 15,625 tss architectures" in err and "--partial" in err, err
+    assert not (tmp_path / "benchmark-tss.npz").exists()
+    code, out, err = run("import", fixture, "--cache-dir", str(tmp_path), "--partial")
     assert code == 0, err
     code, out, err = run("query", "11", "--dataset", "imagenet16", "--cache-dir", str(tmp_path))
     assert code == 0 and "(recorded)" in out
@@ -128,10 +132,10 @@ def test_import_refuses_bad_tables_and_shrinking_in_one_line(tmp_path: Path) -> 
     assert code == 2 and "no usable row" in err and err.count("\n") == 1
     assert not (tmp_path / "cache" / "benchmark-tss.npz").exists()
 
-    assert run("import", str(_table(tmp_path / "big.csv", 20)), "--cache-dir", cache)[0] == 0
-    code, _, err = run("import", str(_table(tmp_path / "small.csv", 5)), "--cache-dir", cache)
+    assert run("import", str(_table(tmp_path / "big.csv", 20)), "--cache-dir", cache, "--partial")[0] == 0
+    code, _, err = run("import", str(_table(tmp_path / "small.csv", 5)), "--cache-dir", cache, "--partial")
     assert code == 2 and "5 architectures instead of 20" in err and "--force" in err and err.count("\n") == 1
-    code, out, err = run("import", str(tmp_path / "small.csv"), "--cache-dir", cache, "--force")
+    code, out, err = run("import", str(tmp_path / "small.csv"), "--cache-dir", cache, "--force", "--partial")
     assert code == 0, err
     code, out, _ = run("info", "--cache-dir", cache, "--json")
     assert json.loads(out)["benchmarks"][0]["coverage"]["cifar10-valid/x-valid/12"]["archs"] == 5

@@ -45,6 +45,43 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+PARAM_RANGES: dict[str, tuple[type, float, float]] = {
+    "n_estimators": (int, 1, 5000),
+    "max_depth": (int, 1, 64),
+    "min_samples_leaf": (int, 1, 100_000),
+    "min_samples_split": (int, 2, 100_000),
+    "max_leaf_nodes": (int, 2, 100_000),
+    "n_restarts_optimizer": (int, 0, 50),
+    "learning_rate": (float, 1e-6, 10.0),
+    "subsample": (float, 1e-6, 1.0),
+    "alpha": (float, 0.0, 1e6),
+}
+"""Allowed ``(type, low, high)`` of the hyper-parameters whose size sets the cost of a fit (a saved
+filter with ``n_estimators`` of 10**7 would otherwise take hours to load); ``max_depth`` and
+``max_leaf_nodes`` may also be ``None``."""
+
+
+def check_params(name: str, params: dict[str, Any]) -> None:
+    """Refuse hyper-parameters outside `PARAM_RANGES`, in one line.
+
+    Raises:
+        FilterError: a value of the wrong type or out of its range.
+    """
+    for key, value in params.items():
+        if key not in PARAM_RANGES:
+            continue
+        kind, low, high = PARAM_RANGES[key]
+        if value is None and key in ("max_depth", "max_leaf_nodes"):
+            continue
+        ok_type = not isinstance(value, bool) and (
+            isinstance(value, int) if kind is int else isinstance(value, (int, float)))
+        if not ok_type or not (low <= value <= high):  # NaN fails the range check
+            raise FilterError(
+                f"bad hyper-parameters for accuracy model {name!r}: {key} = {value!r}, must be "
+                f"{'an integer' if kind is int else 'a number'} in [{low:g}, {high:g}]"
+            )
+
+
 def make_estimator(name: str, params: dict[str, Any] | None, seed: int) -> Any:
     """A fresh scikit-learn pipeline: median imputation of missing features, then the model.
 
@@ -58,6 +95,9 @@ def make_estimator(name: str, params: dict[str, Any] | None, seed: int) -> Any:
 
     if name not in ESTIMATORS:
         raise FilterError(f"unknown accuracy model {name!r}; choose one of {ESTIMATORS}")
+    if params is not None and not isinstance(params, dict):
+        raise FilterError(f"bad hyper-parameters for accuracy model {name!r}: not a mapping")
+    check_params(name, params or {})
     kw = {**_DEFAULTS[name], **(params or {})}
     try:
         if name == "gbr":

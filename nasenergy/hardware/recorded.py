@@ -25,11 +25,12 @@ import csv
 import dataclasses
 import gzip
 import io
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError
+from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError, first_line
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
 from search_spaces import Arch, get_space
@@ -138,6 +139,32 @@ def row_busy_fraction(row: Mapping[str, str]) -> float | None:
         return None
 
 
+_POSITIVE_COLUMNS = ("throughput_img_per_s", "latency_ms_per_batch", "batch_size")
+"""Columns every profile row must hold as a finite number above zero."""
+_NON_NEGATIVE_COLUMNS = ("energy_j_per_img", "avg_power_w", "idle_power_w", "utilization", "sm_clock_mhz")
+"""Columns a profile row may leave empty, else a finite number not below zero."""
+
+
+def check_profile_row(row: Mapping[str, str], where: str) -> None:
+    """Refuse a profile row whose figures cannot be measurements: a throughput, latency or batch
+    size that is not a number above zero, or an energy, power, utilization or clock below zero.
+
+    Raises:
+        UsageError: one line naming ``where`` (the file and line) and the column.
+    """
+    for name in _POSITIVE_COLUMNS + _NON_NEGATIVE_COLUMNS:
+        text = (row.get(name) or "").strip()
+        if text == "" and name in _NON_NEGATIVE_COLUMNS:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{where}: {name} is {text!r}, not a number; this is not a usable profile") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and name in _POSITIVE_COLUMNS):
+            need = "above zero" if name in _POSITIVE_COLUMNS else "zero or more"
+            raise UsageError(f"{where}: {name} is {text}, must be a finite number {need}; this is not a usable profile")
+
+
 def _open_text(path: Path, mode: str) -> io.TextIOBase:
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", newline="", encoding="utf-8")  # type: ignore[return-value]
@@ -218,13 +245,22 @@ class RecordedMeter:
         if len(forms) > 1:
             raise UsageError(f"{self.path} mixes network forms ({', '.join(sorted(forms))}); keep one per profile")
         self.network_form = forms.pop() if forms else "as_built"
-        for row in rows:
+        self._measurements: dict[tuple[str, str, int, str], Measurement] = {}
+        for line, row in enumerate(rows, start=2):
+            where = f"{self.path}, line {line}"
+            check_profile_row(row, where)
+            try:
+                measurement = measurement_from_row(row)  # parsed once, here: a bad cell stops the load
+                batch_size = int(row["batch_size"])
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"{where}: {first_line(exc)}; this is not a usable profile") from None
             try:
                 network = self._class_of(row["canonical_arch"])
             except ArchError as exc:
                 raise UsageError(f"{self.path} is not a profile of the {self.space.name} space: {exc}") from None
-            key = (network, row["precision"], int(row["batch_size"]), row["input_shape"])
+            key = (network, row["precision"], batch_size, row["input_shape"])
             self._rows[key] = row
+            self._measurements[key] = measurement
             self._by_class.setdefault(key[0], set()).add(key[1:])
         self.settings = sorted({k[1:] for k in self._rows})
         self.precisions = tuple(sorted({k[1] for k in self._rows}))
@@ -288,7 +324,7 @@ class RecordedMeter:
             )
         # The row's figures are its network's (deployed, or the class representative as built);
         # the official counts are always the asked architecture's own.
-        m = dataclasses.replace(measurement_from_row(row), source="recorded")
+        m = dataclasses.replace(self._measurements[key], source="recorded")
         return with_official_counts(m, self.space, arch, dataset, network_form=self.network_form)
 
     def rows(self) -> Iterator[dict[str, str]]:

@@ -4,8 +4,9 @@
 * `TableOracle`: benchmark tables (CSV; schema in `nasenergy.oracles.tables`).
 * `CachedOracle`: the local benchmark file built by ``python -m nasenergy.benchmark import``.
 * `EmbeddedOracle`: the compact NATS-Bench tables shipped in the package (``nasenergy/data/benchmarks``).
-* `load_oracle(benchmark, space)`: the right one for a path, or the installed benchmark (else
-  NATS-Bench in ``$TORCH_HOME``, else the embedded one).
+* `load_oracle(benchmark, space)`: the right one for a path, or the installed benchmark when it
+  covers the whole space, else the embedded one (NATS-Bench pickles are read only where a path
+  names them).
 
 Every oracle follows `AccuracyOracle`: ``evaluate(arch, dataset, seed=...)`` answers the search
 metric (NATS-Bench protocol: 12-epoch x-valid of one run, charging the recorded training time) and

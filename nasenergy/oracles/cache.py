@@ -13,14 +13,20 @@ from typing import Any
 
 from nasenergy.errors import NasEnergyError
 from nasenergy.oracles.archs import SPACE_SIZES, check_space_name
-from nasenergy.oracles.checks import losses
+from nasenergy.oracles.checks import FRACTION_MAX, SHOWN, best_coverage, changed_values, fraction_scaled, losses
 from nasenergy.oracles.cost_model import attach_rate_model
 from nasenergy.oracles.data import BenchmarkData
-from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, ReplaceRefusedError
+from nasenergy.oracles.errors import (
+    GET_A_BENCHMARK,
+    BenchmarkNotFoundError,
+    IncompleteBenchmarkError,
+    ReplaceRefusedError,
+    ScaleError,
+)
 from nasenergy.oracles.lookup import BenchmarkOracle
 from nasenergy.oracles.nats import locate_nats
 from nasenergy.oracles.nats_import import ProgressCallback, read_nats
-from nasenergy.oracles.store import load_benchmark, save_benchmark
+from nasenergy.oracles.store import load_benchmark, remove_stale_temporaries, save_benchmark
 from nasenergy.oracles.tables import is_table, read_tables, table_files
 from nasenergy.paths import cache_dir
 
@@ -73,40 +79,60 @@ class InstallResult:
 
 
 def install(path: str | Path, *, space_name: str | None = None, directory: str | Path | None = None,
-            workers: int | None = None, progress: ProgressCallback | None = None, force: bool = False) -> InstallResult:
+            workers: int | None = None, progress: ProgressCallback | None = None, force: bool = False,
+            partial: bool = False) -> InstallResult:
     """Import a benchmark source into the cache (replacing the space's previous file).
 
+    Everything is checked before anything is replaced: accuracies in percent (a metric whose
+    every value is at most 1 % was written as fractions: refused), the architectures covered
+    against the space's size, and what replacing the installed benchmark would lose or change.
     The rate model for unrecorded costs (`nasenergy.oracles.cost_model`) is fitted here, once.
     The file is written beside the target and renamed into place, so a failed import leaves the
     installed file as it was.
 
     Args:
         force: replace an installed benchmark even when the new one holds fewer architectures
-            or metrics.
+            or metrics, or other accuracies for architectures both hold.
+        partial: install a benchmark that covers only part of the space (a search without
+            ``--benchmark`` then prefers the complete embedded tables, saying so).
 
     Raises:
+        ScaleError: accuracies written as fractions.
+        IncompleteBenchmarkError: without ``partial``, fewer architectures than the space holds.
         ReplaceRefusedError: without ``force``, the installed benchmark holds a metric the new
-            one lacks, or more architectures for some metric.
+            one lacks, more architectures for some metric, or other accuracies.
     """
     data = read_source(path, space_name, workers=workers, progress=progress)
+    fractions = fraction_scaled(data)
+    if fractions:
+        raise ScaleError(
+            f"{path}: every accuracy of {', '.join(fractions[:SHOWN])} is at most {FRACTION_MAX:g} %: fractions, not "
+            "percentages; write them in percent (93.5, not 0.935)"
+        )
+    size, covered = SPACE_SIZES[data.space_name], best_coverage(data.coverage())
+    if covered < size and not partial:
+        raise IncompleteBenchmarkError(
+            f"{path} covers {covered:,} of the {size:,} {data.space_name} architectures; pass --partial to install "
+            "it anyway (searches without --benchmark then keep the complete embedded tables)"
+        )
     target = cache_file(data.space_name, directory)
     if not force:
-        _refuse_shrinking(target, data)
+        _refuse_replacing(target, data)
     attach_rate_model(data)
     target = save_benchmark(data, target)
     return InstallResult(target, data, target.stat().st_size)
 
 
-def _refuse_shrinking(target: Path, data: BenchmarkData) -> None:
-    """Raise `ReplaceRefusedError` when ``data`` would lose something the file at ``target`` holds
-    (a damaged or unreadable installed file is replaced)."""
+def _refuse_replacing(target: Path, data: BenchmarkData) -> None:
+    """Raise `ReplaceRefusedError` when ``data`` would lose something the file at ``target`` holds,
+    or record other accuracies than it (a damaged or unreadable installed file is replaced)."""
     if not target.is_file():
         return
     try:
         old = load_benchmark(target)
     except NasEnergyError:
         return
-    lost = losses(old, data)
+    lost = losses(old, data) + changed_values(old, data)
     if lost:
         raise ReplaceRefusedError(
             f"not replacing {target} ({old.provenance.get('source', '?')}): the new benchmark would hold "
@@ -136,6 +162,9 @@ class InstalledBenchmark:
 def installed(directory: str | Path | None = None) -> list[InstalledBenchmark]:
     """The benchmarks installed in the cache folder (reads each file)."""
     found = []
+    folder = cache_dir(directory)
+    if folder.is_dir():
+        remove_stale_temporaries(folder)
     for space_name in SPACE_SIZES:
         path = cache_file(space_name, directory)
         if path.is_file():

@@ -1,4 +1,5 @@
-"""Sanity checks of benchmark values: accuracies in [0, 100], and what a new benchmark would lose.
+"""Sanity checks of benchmark values: accuracies in [0, 100] and in percent, coverage of the space,
+and what a new benchmark would lose or change.
 
 Every check raises (or returns) one line that names the offending rows or architectures, the
 first `SHOWN` of them and how many more.
@@ -17,6 +18,20 @@ class _Covered(Protocol):
     """What `losses` reads of a benchmark (`nasenergy.oracles.data.BenchmarkData.coverage`)."""
 
     def coverage(self) -> Mapping[str, Mapping[str, int]]: ...
+
+
+class _Valued(_Covered, Protocol):
+    """What `fraction_scaled` and `changed_values` read of a benchmark (`BenchmarkData`)."""
+
+    def metric_keys(self) -> list[tuple[str, ...]]: ...
+
+    def mean(self, key: tuple[str, ...]) -> np.ndarray: ...
+
+FRACTION_MAX = 1.0
+"""A metric whose every recorded accuracy is at most this many percent was written as fractions."""
+
+SAME_VALUE_PCT = 1e-6
+"""Two accuracies closer than this (percentage points) are the same value."""
 
 ACCURACY_RANGE_PCT: tuple[float, float] = (0.0, 100.0)
 """Every accuracy is a percentage."""
@@ -68,4 +83,39 @@ def losses(installed: _Covered, new: _Covered) -> list[str]:
         out.append(f"{key}: {now:,} architectures instead of {old:,}")
     if len(fewer) > SHOWN:
         out.append(f"{len(fewer) - SHOWN} more metrics with fewer architectures")
+    return out
+
+
+def fraction_scaled(data: _Valued) -> list[str]:
+    """The metrics of ``data`` whose every accuracy is at most `FRACTION_MAX` %: fractions (0.935)
+    written where percentages (93.5) belong."""
+    found = []
+    for key in data.metric_keys():
+        values = np.asarray(data.mean(key), dtype=np.float64)
+        values = values[np.isfinite(values)]
+        if values.size and float(values.max()) <= FRACTION_MAX:
+            found.append("/".join(key))
+    return found
+
+
+def best_coverage(coverage: Mapping[str, Mapping[str, int]]) -> int:
+    """The most architectures any one metric of a benchmark covers (0 for none)."""
+    return max((int(c["archs"]) for c in coverage.values()), default=0)
+
+
+def changed_values(installed: _Valued, new: _Valued) -> list[str]:
+    """Metrics for which ``new`` records another accuracy than ``installed`` for an architecture
+    both hold, with how many architectures differ. Empty when the two agree."""
+    out = []
+    new_keys = set(new.metric_keys())
+    for key in installed.metric_keys():
+        if key not in new_keys:
+            continue
+        old, now = np.asarray(installed.mean(key), np.float64), np.asarray(new.mean(key), np.float64)
+        if old.shape != now.shape:
+            continue
+        both = np.isfinite(old) & np.isfinite(now)
+        differ = int((both & (np.abs(old - now) > SAME_VALUE_PCT)).sum())
+        if differ:
+            out.append(f"{'/'.join(key)}: other accuracies for {differ:,} architectures")
     return out

@@ -1,7 +1,7 @@
 """The embedded benchmark: compact NATS-Bench tables shipped inside the package.
 
-When no benchmark is installed (``python -m nasenergy.benchmark import``) and no NATS-Bench files
-are in ``$TORCH_HOME``, the oracles answer from the tables in ``nasenergy/data/benchmarks``
+When no benchmark covering the whole space is installed (``python -m nasenergy.benchmark
+import``), the oracles answer from the tables in ``nasenergy/data/benchmarks``
 (sources and licences in its ``ATTRIBUTION.md``; rebuilt by
 ``python -m nasenergy.benchmark build-embedded``):
 

@@ -7,9 +7,9 @@ from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, NasEn
 NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
 
 GET_A_BENCHMARK = (
-    "get NATS-Bench from " + NATS_URL + " and extract it as $TORCH_HOME/NATS-tss-v1_0-3ffb9-simple "
-    "($TORCH_HOME/NATS-sss-v1_0-50262-simple for sss), or pass a benchmark table (CSV) or a folder of "
-    "them, or install one with `python -m nasenergy.benchmark import PATH` "
+    "get NATS-Bench from " + NATS_URL + " (e.g. extracted as $TORCH_HOME/NATS-tss-v1_0-3ffb9-simple, "
+    "$TORCH_HOME/NATS-sss-v1_0-50262-simple for sss) and name it with --benchmark, or pass a benchmark table "
+    "(CSV) or a folder of them, or install one with `python -m nasenergy.benchmark import PATH` "
     "(e.g. `python -m nasenergy.benchmark import ../shared/data`)"
 )
 """The one-line advice every 'no benchmark' message ends with."""
@@ -43,6 +43,14 @@ class NoUsableRowsError(MissingColumnsError):
 
 class ReplaceRefusedError(UsageError):
     """Installing would replace a benchmark with one holding fewer architectures or metrics."""
+
+
+class IncompleteBenchmarkError(UsageError):
+    """A benchmark that covers only part of its space, installed without ``--partial``."""
+
+
+class ScaleError(UsageError):
+    """Accuracies written as fractions (0.935) where percentages (93.5) belong."""
 
 
 class MetricNotAvailableError(UsageError):

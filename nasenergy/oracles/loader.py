@@ -30,9 +30,10 @@ def load_oracle(
     Args:
         benchmark: a benchmark file written by ``python -m nasenergy.benchmark import`` (``.npz``),
             a NATS-Bench fast-mode folder / folder holding one / full file, a ``.csv(.gz)`` table
-            or a folder of tables. None: the installed benchmark of `space`, else NATS-Bench in
-            ``$TORCH_HOME``, else the benchmark embedded in the package
-            (`nasenergy.oracles.embedded`).
+            or a folder of tables. None: the installed benchmark of `space` when it covers the
+            whole space, else the benchmark embedded in the package (`nasenergy.oracles.embedded`),
+            else an installed partial one. NATS-Bench files are pickles: they are read only when
+            `benchmark` names them, never found in ``$TORCH_HOME`` by default.
         space: ``tss`` / ``sss`` or a `search_spaces` space object.
         metrics: search and report metrics (default: NATS-Bench's protocol; for the embedded SSS
             tables, `nasenergy.oracles.embedded.embedded_metrics`).
@@ -43,7 +44,7 @@ def load_oracle(
 
     Raises:
         BenchmarkNotFoundError: nothing at `benchmark`, or (None) nothing installed, no
-            NATS-Bench in ``$TORCH_HOME`` and no embedded tables; the message says how to get one.
+            no embedded tables; the message says how to get one.
         CorruptBenchmarkError, MissingColumnsError: unusable files.
     """
     space_name = space_name_of(space)
@@ -64,8 +65,8 @@ def _open(benchmark: str | Path | None, space_name: str, metrics: Metrics | None
             if oracle is not None:
                 return oracle
         raise BenchmarkNotFoundError(
-            f"no {space_name} benchmark installed at {cache_file(space_name, cache_directory)} and none in "
-            f"$TORCH_HOME ({torch_home()}); {GET_A_BENCHMARK}"
+            f"no {space_name} benchmark installed at {cache_file(space_name, cache_directory)} and no embedded "
+            f"tables; {GET_A_BENCHMARK}"
         )
     path = Path(benchmark).expanduser()
     if not path.exists():

@@ -15,6 +15,7 @@ For many queries, import the benchmark once (``python -m nasenergy.benchmark imp
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -108,6 +109,16 @@ def locate_nats(path: str | Path | None, space_name: str = "tss") -> NatsLocatio
     return None
 
 
+logger = logging.getLogger(__name__)
+
+
+def announce_pickles(location: NatsLocation) -> None:
+    """Say, in one line, that the NATS-Bench pickles at ``location`` are about to be read (reading a
+    pickle can run any code it carries); called once per load."""
+    logger.warning("note: reading the NATS-Bench pickles at %s (a pickle can run code: use files from a trusted "
+                   "source only)", location.path)
+
+
 def open_nats_api(location: NatsLocation) -> Any:
     """``nats_bench.create`` on `location`, quiet, with failures turned into typed errors.
 
@@ -116,6 +127,7 @@ def open_nats_api(location: NatsLocation) -> Any:
     """
     import nats_bench  # lazy: heavy-ish and only needed here
 
+    announce_pickles(location)
     try:
         api = nats_bench.create(
             str(location.path), location.space_name, fast_mode=location.fast_mode, verbose=False

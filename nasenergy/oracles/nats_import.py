@@ -21,7 +21,7 @@ from nasenergy.errors import typed_first_line
 from nasenergy.oracles.data import BenchmarkData
 from nasenergy.oracles.datasets import EVAL_IMAGES, SPLITS
 from nasenergy.oracles.errors import CorruptBenchmarkError
-from nasenergy.oracles.nats import META_FILE, PICKLE_EXT, NatsLocation
+from nasenergy.oracles.nats import META_FILE, PICKLE_EXT, NatsLocation, announce_pickles
 from search_spaces import get_space
 
 ProgressCallback = Callable[[int, int], None]
@@ -124,7 +124,7 @@ def read_nats(location: NatsLocation, *, workers: int | None = None,
     """
     from nats_bench import pickle_load
 
-
+    announce_pickles(location)
     try:
         if location.fast_mode:
             meta = pickle_load(str(location.path / META_FILE))

@@ -10,13 +10,17 @@ one module plus one call::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nasenergy._registry import Registry
+from nasenergy.oracles.archs import SPACE_SIZES
 from nasenergy.oracles.cache import CachedOracle, cache_file
+from nasenergy.oracles.checks import best_coverage
+from nasenergy.oracles.store import remove_stale_temporaries
 from nasenergy.oracles.embedded import EmbeddedOracle, has_embedded
 from nasenergy.oracles.evaluation import AccuracyOracle
 from nasenergy.oracles.lookup import TableOracle
@@ -29,6 +33,8 @@ OpenPath = Callable[[Path, str, dict[str, Any]], AccuracyOracle | None]
 
 OpenDefault = Callable[[str, dict[str, Any]], AccuracyOracle | None]
 """``(space name, options) -> oracle`` of the installed benchmark, or ``None`` when none is."""
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ORACLE_SOURCES", "OracleSource", "register_oracle_source"]
 
@@ -68,16 +74,30 @@ def _cache_path(path: Path, space: str, options: dict[str, Any]) -> AccuracyOrac
 
 
 def _cache_default(space: str, options: dict[str, Any]) -> AccuracyOracle | None:
+    """The installed benchmark; one that covers only part of the space gives way to the complete
+    embedded tables, with one line (naming it with ``--benchmark`` still uses it)."""
     installed = cache_file(space, options["cache_directory"])
-    return CachedOracle(installed, space, estimate=options["estimate"], **_common(options)) if installed.is_file() else None
+    if installed.parent.is_dir():
+        remove_stale_temporaries(installed.parent)  # left by an import killed mid-write
+    if not installed.is_file():
+        return None
+    oracle = CachedOracle(installed, space, estimate=options["estimate"], **_common(options))
+    covered, size = best_coverage(oracle.data.coverage()), SPACE_SIZES[oracle.space_name]
+    if covered < size:
+        if has_embedded(space):
+            logger.warning(
+                "note: the installed benchmark %s covers %s of the %s %s architectures; using the complete "
+                "embedded tables instead (pass --benchmark %s to search on it)", installed, f"{covered:,}",
+                f"{size:,}", space, installed,
+            )
+            return None
+        logger.warning("note: the installed benchmark %s covers only %s of the %s %s architectures",
+                       installed, f"{covered:,}", f"{size:,}", space)
+    return oracle
 
 
 def _nats_path(path: Path, space: str, options: dict[str, Any]) -> AccuracyOracle | None:
     return NatsBenchOracle(path, space, **_common(options)) if locate_nats(path, space) is not None else None
-
-
-def _nats_default(space: str, options: dict[str, Any]) -> AccuracyOracle | None:
-    return NatsBenchOracle(None, space, **_common(options)) if locate_nats(None, space) is not None else None
 
 
 def _table_path(path: Path, space: str, options: dict[str, Any]) -> AccuracyOracle | None:
@@ -91,6 +111,8 @@ def _embedded_default(space: str, options: dict[str, Any]) -> AccuracyOracle | N
 
 
 register_oracle_source(OracleSource("cache", open_path=_cache_path, open_default=_cache_default))
-register_oracle_source(OracleSource("nats", open_path=_nats_path, open_default=_nats_default))
+# NATS-Bench files are pickles (reading one can run code): read only where a path names them,
+# never found by default in $TORCH_HOME.
+register_oracle_source(OracleSource("nats", open_path=_nats_path))
 register_oracle_source(OracleSource("tables", open_path=_table_path))
 register_oracle_source(OracleSource("embedded", open_default=_embedded_default))

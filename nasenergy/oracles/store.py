@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -42,8 +44,51 @@ FORMAT_VERSION = 1
 _SEP = "|"
 
 
+TMP_PREFIX = ".tmp-"
+"""A benchmark file being written is ``.tmp-<pid>-<random>.npz`` beside its target."""
+
+ORPHAN_AGE_S = 3600.0
+"""A temporary file whose writer cannot be told (no pid in its name) is stale after this long."""
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files (``.tmp-*.npz``) that writers killed mid-write left in ``folder``:
+    those whose writer's process on this machine is gone, and nameless ones older than an hour.
+    Returns the files removed (a file another process removes first is skipped)."""
+    removed = []
+    for tmp in folder.glob(f"{TMP_PREFIX}*.npz"):
+        pid_text = tmp.name[len(TMP_PREFIX):].split("-", 1)[0]
+        try:
+            stale = not _alive(int(pid_text))
+        except ValueError:
+            try:
+                stale = time.time() - tmp.stat().st_mtime > ORPHAN_AGE_S
+            except FileNotFoundError:
+                continue
+        if stale:
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's live process
+    return True
+
+
 def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
-    """Write `data` to `path` (``.npz``) atomically.
+    """Write `data` to `path` (``.npz``) atomically (first removing what killed writers left behind,
+    `remove_stale_temporaries`).
 
     Returns:
         The path written.
@@ -64,7 +109,8 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
     for name, rate in (("train", data.est_train_rate), ("eval", data.est_eval_rate)):
         if rate is not None:
             arrays[_SEP.join(("est_rate", name))] = rate
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
+    remove_stale_temporaries(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".npz", dir=path.parent)
     os.close(fd)
     try:
         np.savez_compressed(tmp, **arrays)
@@ -82,7 +128,7 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
 
 # What numpy raises on a damaged .npz: a bad archive, a bad array, or an .npy header it cannot parse
 # (the header is a Python literal: a damaged one raises SyntaxError or tokenize.TokenError).
-_DAMAGED = (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError, RecursionError, SyntaxError,
+_DAMAGED = (OSError, ValueError, KeyError, zipfile.BadZipFile, zlib.error, EOFError, RecursionError, SyntaxError,
             tokenize.TokenError)
 
 

@@ -15,7 +15,9 @@ Three small tables live in the study's database (the shared PostgreSQL database,
 Every change happens in one transaction that first locks the study's row (``SELECT ... FOR
 UPDATE`` on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so "is this network new, and is a budget
 slot free?" and "take it" are one atomic step: at most ``budget`` networks are ever claimed, and
-none twice.
+none twice. On PostgreSQL no transaction holds that lock, or waits for it, longer than the lease
+(`nasenergy.search.db_timeouts`): a worker stopped inside one (``SIGSTOP``) has its session ended
+by the server, and the others go on.
 
 A worker killed with ``kill -9`` stops renewing its lease. Its ``running`` claims keep their budget
 slot (the budget is never handed out twice) and become *orphans* once its lease has expired; any
@@ -41,7 +43,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -50,6 +52,7 @@ import sqlalchemy as sa
 
 from nasenergy.errors import UsageError
 from nasenergy.search.db_retry import DbRetry
+from nasenergy.search.db_timeouts import bound_transactions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,6 +165,39 @@ class BudgetStatus:
         return self.done >= self.budget
 
 
+@dataclass(frozen=True)
+class StoredTrial:
+    """What the study holds of one trial, as `ClaimStore.reconcile` needs it.
+
+    Attributes:
+        state: the Optuna state's name (``COMPLETE``, ``RUNNING``, ``FAIL``, ``PRUNED``, ...).
+        network: the network key the trial recorded, if it recorded one.
+        measured: whether the trial holds its cheap measurement (a claim is made only after it).
+    """
+
+    state: str
+    network: str | None
+    measured: bool = True
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What `ClaimStore.reconcile` changed.
+
+    Attributes:
+        forgotten: cells removed (their trials, or those trials' outcomes, are not stored).
+        reopened: ``done`` cells made ``running`` again (their results are not stored).
+    """
+
+    forgotten: int
+    reopened: int
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was changed."""
+        return bool(self.forgotten or self.reopened)
+
+
 def new_worker_id() -> str:
     """A unique id for this process: ``host:pid:random``."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -216,6 +252,7 @@ class ClaimStore:
             self._engine = sa.create_engine(
                 url, pool_pre_ping=True, pool_size=2, max_overflow=2, connect_args={"connect_timeout": 10}
             )
+            bound_transactions(self._engine, self.lease_s)  # no transaction holds the budget row past the lease
         self._create_schema()
 
     # ----------------------------------------------------------------- set-up
@@ -504,6 +541,52 @@ class ClaimStore:
                 )
             )
             return bool(result.rowcount)
+
+    @_retried
+    def reconcile(self, stored: Mapping[int, StoredTrial], *, everyone_dead: bool) -> Reconciled:
+        """Make the claims agree with the trials the study holds: the budget counts only
+        evaluations whose results are stored.
+
+        A journal cut short (a crash of the machine, a damaged or restored file) can lose trials
+        whose cells this database still holds. So:
+
+        * a cell whose trial the study lacks, or whose trial names another network, or a slot's
+          cell whose unfinished trial lacks its measurement, is forgotten (its network is new
+          again; a slot it held goes back);
+        * a ``done`` cell whose trial is not ``COMPLETE`` (its result was lost) is ``running``
+          again, with no owner: a worker adopts it and evaluates that trial's network again;
+        * with ``everyone_dead`` (no worker of the study can be alive), a cell that holds no slot
+          and whose trial was never closed is forgotten too (its outcome was lost).
+
+        Without ``everyone_dead`` only the second rule applies, to measured trials in ``stored``
+        (other workers may be creating trials and claims meanwhile; a database storage never loses
+        one).
+
+        Args:
+            stored: the study's trials by number.
+            everyone_dead: no worker of the study is alive (the run folder is held exclusively).
+
+        Returns:
+            How many cells were forgotten and how many were opened again.
+        """
+        forgotten = reopened = 0
+        with self._locked() as (conn, _, now):
+            rows = conn.execute(sa.select(_cells).where(_cells.c.study == self.study)).all()
+            for row in rows:
+                trial = stored.get(int(row.trial_number))
+                where = (_cells.c.study == self.study, _cells.c.canonical == row.canonical)
+                if everyone_dead and (
+                    trial is None
+                    or (trial.network is not None and trial.network != row.canonical)
+                    or (row.status not in SLOT_STATUSES and trial.state == "RUNNING")
+                    or (row.status in SLOT_STATUSES and trial.state != "COMPLETE" and not trial.measured)
+                ):
+                    conn.execute(_cells.delete().where(*where))
+                    forgotten += 1
+                elif row.status == DONE and trial is not None and trial.state != "COMPLETE" and trial.measured:
+                    conn.execute(_cells.update().where(*where).values(status=RUNNING, owner="", updated_at=now))
+                    reopened += 1
+        return Reconciled(forgotten=forgotten, reopened=reopened)
 
     @_retried
     def status(self) -> BudgetStatus:

@@ -119,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     how = p.add_argument_group("how candidates are scored")
     how.add_argument("--benchmark", metavar="PATH", default=None,
                      help="accuracy benchmark file or folder (default: the cache installed by "
-                          "'python -m nasenergy.benchmark import', else NATS-Bench in $TORCH_HOME, else the "
-                          "benchmark tables embedded in the package)")
+                          "'python -m nasenergy.benchmark import' when it covers the whole space, else the "
+                          "benchmark tables embedded in the package; NATS-Bench pickles are read only when named here)")
     how.add_argument("--search-metric", metavar="SPLIT/EPOCHS", default=_DEFAULTS.search_metric,
                      help="the benchmark accuracy searched on: split (x-valid, x-test, ori-test, valid, test) and "
                           "training epochs, e.g. test/200 (default %(default)s, NATS-Bench's search metric)")

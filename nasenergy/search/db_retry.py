@@ -124,6 +124,20 @@ def describe(exc: BaseException) -> str:
     return first_line(driver[0] if driver else chain[-1])
 
 
+def trouble(exc: BaseException) -> str:
+    """What a passing fault says of the database, in a few words: ``is unreachable``, or ``is
+    busy`` (a lock wait ran past ``lock_timeout``), or that it ended this worker's session (the
+    worker sat inside a transaction past ``idle_in_transaction_session_timeout``, e.g. paused);
+    see `nasenergy.search.db_timeouts`."""
+    for e in _chain(exc):
+        state = getattr(e, "pgcode", None) or getattr(e, "sqlstate", None)
+        if state == "55P03" or "lock timeout" in str(e).lower():
+            return "is busy (a lock wait ran past half of --lease-s)"
+        if state == "25P03" or "idle-in-transaction timeout" in str(e).lower():
+            return "ended this worker's session (it sat inside a transaction past half of --lease-s: paused?)"
+    return "is unreachable"
+
+
 class DbRetry:
     """Retries database calls through outages of up to ``retry_s`` seconds.
 
@@ -185,7 +199,7 @@ class DbRetry:
                 self.outages += 1
                 if not self.gave_up:
                     self._report(
-                        f"warning: {self.what} is unreachable ({describe(exc)}); retrying for up to "
+                        f"warning: {self.what} {trouble(exc)} ({describe(exc)}); retrying for up to "
                         f"{self.retry_s:g} s (--db-retry-s)"
                     )
             if self.gave_up or now - self._outage_since >= self.retry_s:

@@ -61,8 +61,10 @@ class RunFolderLock:
         except BlockingIOError:
             holder = self.path.read_text().strip() or "unknown"
             raise RunInUseError(
-                f"run folder {self.path.parent} is in use by another search (pid {holder}); "
-                "wait for it, or use another --out/--study-name"
+                f"run folder {self.path.parent} is in use by another search (pid {holder}); wait for it to end "
+                "(or stop it: Ctrl-C, then run the same command to resume), or give this search another --out; "
+                "to have more workers on one study, start it with --workers N, or keep it in a database "
+                "(--storage postgresql://...) that commands on other run folders and machines can join"
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -65,6 +65,7 @@ from nasenergy.search.study import (
     close_abandoned_trials,
     create_or_load_study,
     load_worker_study,
+    reconcile_claims,
 )
 from nasenergy.search.trial_record import row_from_trial
 
@@ -156,7 +157,7 @@ def run_search(
         else:
             lock.acquire_shared()
         retry = DbRetry(config.db_retry_s, what=f"the database {spec.display}")
-        storage = open_optuna_storage(spec, retry=retry)
+        storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
         claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
             claims.ensure_study(config.budget, config.study_defining())
@@ -164,6 +165,7 @@ def run_search(
             study.set_user_attr("nasenergy_settings", config.study_defining())
             if exclusive:
                 claims.expire_all_leases()
+            reconcile_claims(study, claims, everyone_dead=exclusive, where=spec.display)
             close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=exclusive)
             run_files.write_json(out / run_files.CONFIG_JSON, config.public_dict(), private=private)
             if exclusive:
@@ -233,7 +235,7 @@ def run_worker(
             adopt its claim at once.
     """
     retry = retry or DbRetry(config.db_retry_s, what=f"the database {spec.display}")
-    storage = open_optuna_storage(spec, retry=retry)
+    storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
     claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
     try:
         rank = claims.register_worker()

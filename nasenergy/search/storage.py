@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from nasenergy.errors import UsageError, malformed_input
 from nasenergy.search.credentials import mask_text, mask_url
 from nasenergy.search.db_retry import RetryingStorage
+from nasenergy.search.db_timeouts import bound_transactions
 
 if TYPE_CHECKING:
     import optuna
@@ -85,11 +86,11 @@ def normalize_url(url: str) -> str:
         StorageError: a malformed URL or a scheme other than PostgreSQL or SQLite.
     """
     from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise StorageError(
             f"--storage: {mask_url(url)!r} is not a database URL; use postgresql://user@host:port/dbname"
         ) from None
@@ -108,6 +109,13 @@ def normalize_url(url: str) -> str:
         parsed = parsed.set(drivername=f"postgresql+{driver}")
     elif not parsed.database:
         raise StorageError("--storage: a sqlite URL needs a file, e.g. sqlite:///runs/study.db")
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        raise StorageError(
+            f"--storage: unknown database driver {parsed.drivername!r}; use postgresql://user@host:port/dbname "
+            "(psycopg2) or postgresql+psycopg://..."
+        ) from None
     return parsed.render_as_string(hide_password=False)
 
 
@@ -175,13 +183,15 @@ def _cached(rdb: "optuna.storages.RDBStorage") -> "optuna.storages.BaseStorage":
 
 
 def open_optuna_storage(
-    spec: StorageSpec, *, attempts: int = 5, retry: "DbRetry | None" = None
+    spec: StorageSpec, *, attempts: int = 5, retry: "DbRetry | None" = None, lease_s: float | None = None
 ) -> "optuna.storages.BaseStorage":
     """The Optuna storage for ``spec``.
 
     Several workers may create the RDB schema at the same moment; a failed first attempt is
     retried a few times. Given ``retry``, a database storage rides out outages: each of its calls
-    is retried through it (`nasenergy.search.db_retry.RetryingStorage`).
+    is retried through it (`nasenergy.search.db_retry.RetryingStorage`). Given ``lease_s``, no
+    transaction on a PostgreSQL server holds or waits for a lock longer than that lease
+    (`nasenergy.search.db_timeouts`): Optuna locks the study's row to number each new trial.
     """
     import optuna
     import sqlalchemy as sa
@@ -201,9 +211,13 @@ def open_optuna_storage(
     for attempt in range(attempts):
         try:
             if retry is None:
-                return optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
-
-            rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
+                rdb = optuna.storages.RDBStorage(spec.location, engine_kwargs=engine_kwargs)
+            else:
+                rdb = retry.call(optuna.storages.RDBStorage, spec.location, engine_kwargs=engine_kwargs)
+            if lease_s is not None:
+                bound_transactions(rdb.engine, lease_s, statements=False)  # its reads may rightly be long
+            if retry is None:
+                return rdb
             return RetryingStorage(_cached(rdb), retry)  # type: ignore[return-value]
         except sa.exc.SQLAlchemyError:
             if attempt == attempts - 1:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
 from nasenergy.errors import UsageError
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
-from nasenergy.search.claims import RUNNING, ClaimStore
+from nasenergy.search.claims import RUNNING, ClaimStore, Reconciled, StoredTrial
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.tpe_dedup import dedup_tpe_sampler
+
+logger = logging.getLogger(__name__)
 
 WORKER_ATTR_PREFIX = "worker:"
 """Study user attributes ``worker:<id>`` describe each worker (rank, seed, host, parts)."""
@@ -155,3 +158,29 @@ def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, 
             continue  # its worker finished it meanwhile
         closed += 1
     return closed
+
+
+def reconcile_claims(study: Any, claims: ClaimStore, *, everyone_dead: bool, where: str) -> Reconciled:
+    """Make the claims agree with the study's stored trials (`ClaimStore.reconcile`), saying in one
+    line what changed: the budget then counts only evaluations whose results are stored.
+
+    Args:
+        study: the run's study.
+        claims: the study's claims.
+        everyone_dead: no worker of the study is alive (the run folder is held exclusively).
+        where: the storage as the line names it (e.g. the journal file).
+    """
+    stored = {}
+    for t in study.get_trials(deepcopy=False):
+        candidate = t.user_attrs.get(tr.CANDIDATE)
+        network = tr.network_of(candidate) if isinstance(candidate, dict) and candidate else None
+        stored[t.number] = StoredTrial(t.state.name, network, tr.measurement_of(t) is not None)
+    done = claims.reconcile(stored, everyone_dead=everyone_dead)
+    if done.changed:
+        logger.warning(
+            "warning: the claims recorded %d network(s) whose results %s does not hold (a journal cut short, or a "
+            "storage restored from a copy); %d evaluation(s) are run again and %d network(s) count as unseen: the "
+            "budget counts only stored evaluations",
+            done.reopened + done.forgotten, where, done.reopened, done.forgotten,
+        )
+    return done

@@ -9,6 +9,7 @@ import copy
 import functools
 import json
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,40 @@ def test_named_malformations(change, needle):
     with pytest.raises(FilterError, match=needle) as ei:
         _load_text(json.dumps(doc))
     assert "\n" not in str(ei.value) and "filter.json" in str(ei.value)
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"n_estimators": 10**7}, "n_estimators = 10000000, must be an integer in [1, 5000]"),
+        ({"n_estimators": 0}, "n_estimators = 0"),
+        ({"n_estimators": True}, "n_estimators = True"),
+        ({"n_estimators": 5.5}, "n_estimators = 5.5"),
+        ({"max_depth": 10**6}, "max_depth"),
+        ({"learning_rate": -1.0}, "learning_rate"),
+        ({"subsample": 2.0}, "subsample"),
+    ],
+)
+def test_hyper_parameters_that_would_hang_or_break_the_load_are_refused(params, needle):
+    doc = copy.deepcopy(_saved()[1])
+    doc["options"]["estimator_params"] = params
+    started = time.monotonic()
+    with pytest.raises(FilterError) as ei:
+        _load_text(json.dumps(doc))
+    assert needle in str(ei.value) and "\n" not in str(ei.value)
+    assert time.monotonic() - started < 30  # refused, not fitted
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(key=st.sampled_from(["n_estimators", "max_depth", "min_samples_leaf", "learning_rate", "subsample",
+                            "n_folds", "min_fit", "refit_every"]),
+       value=st.one_of(st.integers(-10**9, 10**9), st.floats(allow_nan=True, allow_infinity=True), st.booleans()))
+def test_any_size_of_the_model_loads_quickly_or_is_refused_in_one_line(key, value):
+    doc = copy.deepcopy(_saved()[1])
+    if key in ("n_folds", "min_fit", "refit_every"):
+        doc["options"][key] = value
+    else:
+        doc["options"]["estimator_params"] = {key: value}
+    started = time.monotonic()
+    _check_usable_or_refused(json.dumps(doc))
+    assert time.monotonic() - started < 30, (key, value)

@@ -3,15 +3,16 @@ atomic and never shrink the installed benchmark without --force."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nasenergy.oracles import CorruptBenchmarkError, MissingColumnsError, install
-from nasenergy.oracles.checks import bad_accuracies, losses, name_items
+from nasenergy.oracles.checks import bad_accuracies, fraction_scaled, losses, name_items
 from nasenergy.oracles.data import BenchmarkData
-from nasenergy.oracles.errors import NoUsableRowsError, ReplaceRefusedError
+from nasenergy.oracles.errors import IncompleteBenchmarkError, NoUsableRowsError, ReplaceRefusedError, ScaleError
 from nasenergy.oracles.store import load_benchmark, save_benchmark
 from nasenergy.oracles.tables import read_tables
 from table_files import write_table
@@ -110,20 +111,20 @@ def test_benchmark_data_refuses_accuracies_outside_0_100():
 
 def test_an_install_never_shrinks_the_installed_benchmark_without_force(tmp_path):
     cache = tmp_path / "cache"
-    first = install(_table(tmp_path / "big.csv", 30), space_name="tss", directory=cache)
+    first = install(_table(tmp_path / "big.csv", 30), space_name="tss", directory=cache, partial=True)
     before = first.path.read_bytes()
 
     with pytest.raises(ReplaceRefusedError) as ei:  # fewer architectures
-        install(_table(tmp_path / "small.csv", 10), space_name="tss", directory=cache)
+        install(_table(tmp_path / "small.csv", 10), space_name="tss", directory=cache, partial=True)
     message = str(ei.value)
     assert "10 architectures instead of 30" in message and "--force" in message and "\n" not in message
     with pytest.raises(ReplaceRefusedError, match="1 metric it lacks \\(cifar10/ori-test/200\\)"):  # a metric lost
-        install(_table(tmp_path / "one.csv", 30, columns=(ACC12,)), space_name="tss", directory=cache)
+        install(_table(tmp_path / "one.csv", 30, columns=(ACC12,)), space_name="tss", directory=cache, partial=True)
     assert first.path.read_bytes() == before
 
-    grown = install(_table(tmp_path / "bigger.csv", 40), space_name="tss", directory=cache)  # more: fine
+    grown = install(_table(tmp_path / "bigger.csv", 40), space_name="tss", directory=cache, partial=True)  # more: fine
     assert grown.data.coverage()["cifar10-valid/x-valid/12"]["archs"] == 40
-    forced = install(_table(tmp_path / "small.csv", 10), space_name="tss", directory=cache, force=True)
+    forced = install(_table(tmp_path / "small.csv", 10), space_name="tss", directory=cache, force=True, partial=True)
     assert load_benchmark(forced.path).coverage()["cifar10-valid/x-valid/12"]["archs"] == 10
 
 
@@ -131,13 +132,13 @@ def test_a_damaged_installed_file_is_replaced(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "benchmark-tss.npz").write_bytes(b"junk")
-    result = install(_table(tmp_path / "t.csv", 5), space_name="tss", directory=cache)
+    result = install(_table(tmp_path / "t.csv", 5), space_name="tss", directory=cache, partial=True)
     assert load_benchmark(result.path).coverage()["cifar10-valid/x-valid/12"]["archs"] == 5
 
 
 def test_a_failed_write_leaves_the_installed_file_and_no_temporary_file(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    first = install(_table(tmp_path / "a.csv", 5), space_name="tss", directory=cache)
+    first = install(_table(tmp_path / "a.csv", 5), space_name="tss", directory=cache, partial=True)
     before = first.path.read_bytes()
 
     def broken(file, **arrays):
@@ -146,7 +147,7 @@ def test_a_failed_write_leaves_the_installed_file_and_no_temporary_file(tmp_path
 
     monkeypatch.setattr(np, "savez_compressed", broken)
     with pytest.raises(OSError):
-        install(_table(tmp_path / "b.csv", 9), space_name="tss", directory=cache)
+        install(_table(tmp_path / "b.csv", 9), space_name="tss", directory=cache, partial=True)
     assert first.path.read_bytes() == before
     assert sorted(p.name for p in cache.iterdir()) == ["benchmark-tss.npz"]
 
@@ -156,3 +157,99 @@ def test_losses_of_equal_benchmarks_are_none(tmp_path):
     assert losses(data, data) == []
     save_benchmark(data, tmp_path / "x.npz")
     assert losses(load_benchmark(tmp_path / "x.npz"), data) == []
+
+
+def _scaled_table(path: Path, n: int, scale: float) -> Path:
+    rows = [[i, *((50.0 + i % 40) * scale for _ in (ACC12, ACC200))] for i in range(n)]
+    return write_table(path, ["arch_index", ACC12, ACC200], rows)
+
+
+def test_accuracies_written_as_fractions_are_refused_and_the_installed_file_kept(tmp_path):
+    cache = tmp_path / "cache"
+    first = install(_table(tmp_path / "good.csv", 30), space_name="tss", directory=cache, partial=True)
+    before = first.path.read_bytes()
+    for force in (False, True):  # as many rows, every accuracy divided by 100: never installed
+        with pytest.raises(ScaleError) as ei:
+            install(_scaled_table(tmp_path / "fractions.csv", 30, 0.01), space_name="tss", directory=cache,
+                    partial=True, force=force)
+        assert "fractions" in str(ei.value) and "\n" not in str(ei.value)
+    assert first.path.read_bytes() == before
+
+
+def test_other_accuracies_for_the_same_architectures_need_force(tmp_path):
+    cache = tmp_path / "cache"
+    first = install(_table(tmp_path / "good.csv", 30), space_name="tss", directory=cache, partial=True)
+    before = first.path.read_bytes()
+    with pytest.raises(ReplaceRefusedError) as ei:
+        install(_scaled_table(tmp_path / "other.csv", 30, 1.1), space_name="tss", directory=cache, partial=True)
+    assert "other accuracies for 30 architectures" in str(ei.value) and "--force" in str(ei.value)
+    assert first.path.read_bytes() == before
+    install(_table(tmp_path / "same.csv", 30), space_name="tss", directory=cache, partial=True)  # same values: fine
+
+
+def test_a_table_cut_short_is_refused_without_partial(tmp_path):
+    cache = tmp_path / "cache"
+    with pytest.raises(IncompleteBenchmarkError) as ei:  # a CSV cut at 2,999 of 15,625 rows
+        install(_table(tmp_path / "cut.csv", 2999), space_name="tss", directory=cache)
+    assert "covers 2,999 of the 15,625 tss architectures" in str(ei.value) and "--partial" in str(ei.value)
+    assert not (cache / "benchmark-tss.npz").exists()
+
+
+def test_fraction_scaled_names_each_metric_in_fractions():
+    assert fraction_scaled(_Fake({("a",): np.array([0.5, 0.9, np.nan]), ("b",): np.array([50.0, 0.9])})) == ["a"]
+    assert fraction_scaled(_Fake({("a",): np.array([np.nan])})) == []
+
+
+class _Fake:
+    def __init__(self, means):
+        self._means = means
+
+    def metric_keys(self):
+        return list(self._means)
+
+    def mean(self, key):
+        return self._means[key]
+
+
+_KILLED_WRITER = """
+import sys, time
+import numpy as np
+from nasenergy.oracles.store import save_benchmark
+from nasenergy.oracles.tables import read_tables
+
+def slow(file, **arrays):
+    with open(file, "wb") as f:
+        f.write(b"PK half a zip")
+        f.flush()
+    print("writing", flush=True)
+    time.sleep(60)
+
+np.savez_compressed = slow
+save_benchmark(read_tables(sys.argv[1], "tss"), sys.argv[2])
+"""
+
+
+def test_a_temporary_file_left_by_a_killed_import_is_removed_on_the_next_start(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from nasenergy.oracles.cache import installed
+
+    cache = tmp_path / "cache"
+    first = install(_table(tmp_path / "a.csv", 5), space_name="tss", directory=cache, partial=True)
+    before = first.path.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(_table(tmp_path / "b.csv", 9)),
+                             str(first.path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        os.kill(proc.pid, signal.SIGKILL)  # killed mid-write
+    finally:
+        proc.wait(timeout=60)
+    left = sorted(p.name for p in cache.iterdir() if p.name.startswith(".tmp-"))
+    assert len(left) == 1 and left[0].startswith(f".tmp-{proc.pid}-")
+    live = cache / f".tmp-{os.getpid()}-being-written.npz"  # a live writer's file stays
+    live.write_bytes(b"PK")
+    assert len(installed(cache)) == 1  # the next start (here: benchmark info)
+    assert sorted(p.name for p in cache.iterdir()) == [live.name, "benchmark-tss.npz"]
+    assert first.path.read_bytes() == before

@@ -17,6 +17,7 @@ from nasenergy.oracles.cost_model import fit_rate_model
 from nasenergy.oracles.embedded import EmbeddedOracle, embedded_dir, embedded_metrics, load_embedded
 from nasenergy.oracles.embedded_build import build_embedded
 from nasenergy.oracles.embedded_sources import ATTRIBUTION, MANIFEST, SOURCES, TABLES, tables_of
+from nasenergy.oracles.store import save_benchmark
 from nasenergy.oracles.tables import read_tables
 from shared_files import require_shared
 
@@ -112,10 +113,19 @@ def test_every_cell_is_answered_without_the_shared_data() -> None:
     assert "90-epoch x-valid" in sss.describe()
 
 
-def test_an_installed_benchmark_wins(torch_dir: Path, isolated_home: Path) -> None:
+def test_an_installed_benchmark_wins_only_when_it_covers_the_space(
+        torch_dir: Path, isolated_home: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(load_oracle(None, "tss"), EmbeddedOracle)
-    install(torch_dir)
-    assert isinstance(load_oracle(None, "tss"), CachedOracle)
+    path = install(torch_dir, partial=True).path  # the official fixture: 3 of 15,625 architectures
+    capsys.readouterr()
+    assert isinstance(load_oracle(None, "tss"), EmbeddedOracle)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "covers 3 of the 15,625 tss architectures" in line and f"--benchmark {path}" in line
+    assert isinstance(load_oracle(path, "tss"), CachedOracle)  # named: used
+    save_benchmark(load_embedded("tss"), path)  # the embedded tables: every architecture
+    capsys.readouterr()
+    assert isinstance(load_oracle(None, "tss"), CachedOracle)  # complete: it wins, silently
+    assert capsys.readouterr().err == ""
 
 
 def test_damaged_embedded_tables(tmp_path: Path) -> None:

@@ -31,16 +31,23 @@ def test_picks_the_oracle_for_each_path(torch_dir: Path, shared_dir: Path, isola
     assert isinstance(table, TableOracle)
     folder = load_oracle(shared_dir, get_space("tss"))
     assert isinstance(folder, TableOracle) and folder.report(6111, "cifar10").accuracy_pct > 94
-    installed = install(torch_dir).path
-    for oracle in (load_oracle(None, "tss"), load_oracle(installed, "tss")):
-        assert isinstance(oracle, CachedOracle)
+    installed = install(torch_dir, partial=True).path
+    assert isinstance(load_oracle(installed, "tss"), CachedOracle)
+    # 3 of 15,625 architectures: the complete embedded tables win unless the file is named
+    assert isinstance(load_oracle(None, "tss"), EmbeddedOracle)
     for oracle in (table, folder, load_oracle(None)):
         assert isinstance(oracle, AccuracyOracle)
 
 
-def test_none_falls_back_to_torch_home(torch_dir: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nats_pickles_are_read_only_when_named_and_each_load_says_so(
+        torch_dir: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setenv("TORCH_HOME", str(torch_dir))
-    assert isinstance(load_oracle(None, "sss"), NatsBenchOracle)
+    capsys.readouterr()
+    assert isinstance(load_oracle(None, "sss"), EmbeddedOracle)  # never found in $TORCH_HOME by default
+    assert "NATS-Bench" not in capsys.readouterr().err
+    assert isinstance(load_oracle(torch_dir, "sss"), NatsBenchOracle)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "pickles" in line]
+    assert len(lines) == 1 and str(torch_dir) in lines[0], lines
 
 
 def test_nothing_installed_falls_back_to_the_embedded_benchmark(isolated_home: Path) -> None:
@@ -64,7 +71,7 @@ def test_nothing_found_says_how_to_get_a_benchmark(isolated_home: Path, tmp_path
 
 
 def test_space_mismatch(torch_dir: Path, isolated_home: Path) -> None:
-    path = install(torch_dir, space_name="sss").path
+    path = install(torch_dir, space_name="sss", partial=True).path
     with pytest.raises(UsageError, match="holds the sss space"):
         load_oracle(path, "tss")
     with pytest.raises(UsageError):

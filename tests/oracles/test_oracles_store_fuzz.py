@@ -146,3 +146,23 @@ def test_a_header_naming_no_space_is_refused(tmp_path):
     with pytest.raises(CorruptBenchmarkError, match="names no space") as ei:
         load_benchmark(tmp_path / "b.npz")
     assert "\n" not in str(ei.value)
+
+
+def test_a_bit_flipped_anywhere_in_a_benchmark_file_is_refused_in_one_line(tmp_path):
+    """One bit flipped at 300 offsets spread over a real benchmark file (zip headers, the
+    compressed arrays, the central directory): the file loads, or is refused with one line; a
+    flip inside compressed data (``zlib.error``) included."""
+    path = tmp_path / "benchmark-tss.npz"
+    np.savez_compressed(path, **_valid_arrays())
+    good = path.read_bytes()
+    refused = 0
+    for offset in np.linspace(0, len(good) - 1, 300).astype(int):
+        damaged = bytearray(good)
+        damaged[offset] ^= 1 << (int(offset) % 8)
+        path.write_bytes(bytes(damaged))
+        try:
+            load_benchmark(path)
+        except CorruptBenchmarkError as exc:
+            assert "\n" not in str(exc) and str(path) in str(exc), str(exc)
+            refused += 1
+    assert refused > 0

@@ -5,6 +5,9 @@
 
 * ``NASENERGY_TEST_TABLE``: the benchmark table (see `write_table`) the table oracle reads.
 * ``NASENERGY_TEST_EVAL_DELAY_S``: seconds each full evaluation sleeps (to kill a run mid-way).
+* ``NASENERGY_TEST_STOP_IN_LOCK``: a file; once it exists, the process stops itself (``SIGSTOP``)
+  inside its next transaction holding the study's budget row (the worst moment for a worker to
+  pause), once.
 """
 
 from __future__ import annotations
@@ -26,6 +29,30 @@ from nasenergy.testing import FakeMeter
 
 TABLE_ENV = "NASENERGY_TEST_TABLE"
 DELAY_ENV = "NASENERGY_TEST_EVAL_DELAY_S"
+STOP_IN_LOCK_ENV = "NASENERGY_TEST_STOP_IN_LOCK"
+
+
+def stop_inside_the_budget_lock(trigger: Path) -> None:
+    """Make this process stop itself (``SIGSTOP``) inside its first transaction holding the
+    study's budget row (`ClaimStore._locked`) after ``trigger`` exists, once; another process
+    sends ``SIGCONT``."""
+    import signal
+    from contextlib import contextmanager
+
+    from nasenergy.search.claims import ClaimStore
+
+    original = ClaimStore._locked
+    done = [False]
+
+    @contextmanager
+    def locked(self):
+        with original(self) as held:
+            if not done[0] and trigger.exists():
+                done[0] = True
+                os.kill(os.getpid(), signal.SIGSTOP)
+            yield held
+
+    ClaimStore._locked = locked
 
 
 def write_table(path: Path, space: Any, *, seed: int = 0) -> Path:
@@ -74,6 +101,8 @@ def fake_components(config: SearchConfig) -> Components:
     meter = FakeMeter(noise_cv=0.05, seed=3, cost_s=0.5, device_name="fake H200")
     oracle = load_oracle(os.environ[TABLE_ENV], space, seed=config.seed)
     delay_s = float(os.environ.get(DELAY_ENV, "0"))
+    if os.environ.get(STOP_IN_LOCK_ENV):
+        stop_inside_the_budget_lock(Path(os.environ[STOP_IN_LOCK_ENV]))
     if delay_s:
         oracle = SlowOracle(oracle, delay_s)
     network_key = network_key_fn(space, measured_form(meter))

@@ -114,3 +114,35 @@ def test_concurrent_processes_never_exceed_the_budget_nor_repeat_a_cell(db_url, 
     assert len(set(claimed)) == 15
     assert s.status().done == 15
     s.close()
+
+
+def test_reconcile_counts_only_stored_results(db_url, unique_name):
+    from nasenergy.search.claims import StoredTrial
+
+    s = _store(db_url, unique_name)
+    s.ensure_study(5, SETTINGS)
+    s.register_worker()
+    for key, number in (("A", 0), ("B", 1), ("C", 2), ("D", 3)):
+        assert s.claim(key, key.lower(), number).kind == "claimed"
+        assert s.finish(key, DONE)
+    assert s.record("F", "f", 4, FILTERED) and s.record("G", "g", 5, FILTERED)
+    stored = {
+        0: StoredTrial("COMPLETE", "A"),  # stored: kept
+        1: StoredTrial("RUNNING", "B"),  # its result was lost: evaluated again
+        2: StoredTrial("RUNNING", "C", measured=False),  # lost before its measurement: unseen again
+        # 3 (D) is missing altogether: unseen again
+        4: StoredTrial("PRUNED", "F"),  # stored: kept
+        5: StoredTrial("RUNNING", "G"),  # its outcome was lost: unseen again
+    }
+    # While other workers may live, only a done cell with a stored, unfinished trial changes.
+    first = s.reconcile(stored, everyone_dead=False)
+    assert (first.forgotten, first.reopened) == (0, 1)
+    assert s.lookup("B").status == RUNNING and s.lookup("D").status == DONE
+    done = s.reconcile(stored, everyone_dead=True)
+    assert (done.forgotten, done.reopened) == (3, 0)
+    assert {c.canonical: c.status for c in s.cells()} == {"A": DONE, "B": RUNNING, "F": FILTERED}
+    st = s.status()
+    assert (st.done, st.running, st.orphans) == (1, 1, 1)  # B has no owner: a worker adopts it
+    assert s.adopt_orphan().canonical == "B"
+    assert not s.reconcile(stored, everyone_dead=True).changed
+    s.close()

@@ -28,6 +28,9 @@ from nasenergy.search.cli import main
         ["--storage", "mysql://u@h/db"],
         ["--storage", "not a url"],
         ["--storage", "postgresql://u@127.0.0.1:1/db"],
+        ["--storage", "postgresql://u@127.0.0.1:abc/db"],  # a port that is not a number
+        ["--storage", "postgresql+nosuchdriver://u@127.0.0.1/db"],
+        ["--storage", "sqlite+nosuchdriver:///x.db"],
         ["--benchmark", "/nonexistent/bench.npz"],
         ["--lease-s", "1"],
         ["--estimate", "guess"],

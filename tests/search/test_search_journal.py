@@ -3,6 +3,7 @@ whole logs only."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import multiprocessing
@@ -236,3 +237,58 @@ def test_a_damaged_journal_opens_or_is_refused_in_one_line(data):
             assert "\n" not in str(exc)
             return
         storage.get_all_studies()
+
+
+# ----------------------------------------------------------------------------- a journal cut anywhere
+
+_CUT_FRACTIONS = (0.02, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.99)
+
+
+@pytest.mark.slow
+def test_a_journal_cut_at_any_offset_resumes_to_exactly_the_budget(tmp_path, fake_env, capsys):
+    """The claims count only evaluations the journal still holds: a journal cut at any of 10
+    offsets (its last 5 bytes, or anywhere in the middle) resumes to exactly ``budget`` COMPLETE
+    trials, none evaluated twice, with no trial left running."""
+    import shutil
+
+    from fake_parts import fake_components
+    from nasenergy.search import SearchConfig, run_search
+    from nasenergy.search.claims import ClaimStore
+    from nasenergy.search.storage import resolve_storage
+
+    budget = 12
+    source = tmp_path / "source"
+    config = SearchConfig(budget=budget, dvfs="none", quiet=True, out=str(source))
+    assert run_search(config, components_factory=fake_components).evaluated == budget
+    size = (source / "study.journal").stat().st_size
+    offsets = [size - 5, *(int(size * f) for f in _CUT_FRACTIONS)]
+    for offset in offsets:
+        run = tmp_path / f"cut{offset}"
+        shutil.copytree(source, run)
+        with (run / "study.journal").open("r+b") as f:
+            f.truncate(offset)
+        capsys.readouterr()
+        summary = run_search(dataclasses.replace(config, out=str(run)), components_factory=fake_components)
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert (summary.stop_reason, summary.evaluated) == ("budget", budget), (offset, summary)
+        trials = _run_trials(run)
+        complete = [t for t in trials if t.state.name == "COMPLETE"]
+        assert len(complete) == budget, offset
+        assert all(t.user_attrs["outcome"] == "evaluated" for t in complete)
+        assert len({t.user_attrs["candidate"]["network"] for t in complete}) == budget  # none twice
+        assert not [t.number for t in trials if t.state.name == "RUNNING"]
+        claims = ClaimStore(resolve_storage(None, run).claims_url, summary.study_name)
+        try:
+            status = claims.status()
+        finally:
+            claims.close()
+        assert (status.done, status.running) == (budget, 0), offset
+
+
+def _run_trials(run: Path) -> list:
+    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+
+    storage = open_optuna_storage(resolve_storage(None, run))
+    (summary,) = optuna.get_all_study_summaries(storage)
+    return optuna.load_study(study_name=summary.study_name, storage=storage).get_trials()

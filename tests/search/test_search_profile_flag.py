@@ -38,12 +38,36 @@ def test_a_search_replays_the_profile_it_is_given(tmp_path):
         (["--profile", str(DEPLOYED_PROFILE), "--hardware", "cpu"], "goes with --hardware recorded"),
         (["--profile", "{readme}"], "is not a profile: columns missing"),
         (["--profile", str(DEPLOYED_PROFILE), "--space", "sss"], "is not a profile of the sss space"),
+        (["--profile", "{truncated}"], "cannot read profile"),
+        (["--profile", "{negative}"], "throughput_img_per_s is -"),
+        (["--profile", "{nan}"], "energy_j_per_img is nan"),
+        (["--profile", "{text}"], "batch_size is 'many', not a number"),
     ],
 )
 def test_bad_profiles_are_refused_in_one_line(tmp_path, capsys, extra, fragment):
     readme = tmp_path / "README.md"
     readme.write_text("# not a profile\n")
-    code = _main(tmp_path, *[a.replace("{readme}", str(readme)) for a in extra])
+    files = {"readme": readme}
+    data = gzip.decompress(DEPLOYED_PROFILE.read_bytes()).decode()
+    header, first, *rest = data.splitlines(keepends=True)
+    columns = header.rstrip("\n").split(",")
+
+    def with_cell(name: str, column: str, value: str):
+        cells = first.rstrip("\n").split(",")
+        cells[columns.index(column)] = value
+        files[name] = tmp_path / f"{name}.csv"
+        files[name].write_text(header + ",".join(cells) + "\n" + "".join(rest))
+
+    with_cell("negative", "throughput_img_per_s", "-" + first.split(",")[columns.index("throughput_img_per_s")])
+    with_cell("nan", "energy_j_per_img", "nan")
+    with_cell("text", "batch_size", "many")
+    files["truncated"] = tmp_path / "truncated.csv.gz"
+    files["truncated"].write_bytes(DEPLOYED_PROFILE.read_bytes()[:2000])
+    for name, path in files.items():
+        extra = [a.replace("{%s}" % name, str(path)) for a in extra]
+    before = DEPLOYED_PROFILE.read_bytes()
+    code = _main(tmp_path, *extra)
+    assert DEPLOYED_PROFILE.read_bytes() == before  # the installed data unchanged
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and fragment in err[0], err
 
