@@ -51,6 +51,7 @@ from nasenergy.errors import UsageError
 from nasenergy.hardware.registry import MeterKind, register_meter
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.components import Components, build_components
+from nasenergy.search.env_info import gpu_info
 from nasenergy.search.run_files import load_run
 from nasenergy.testing import FakeMeter
 
@@ -126,8 +127,6 @@ def visible_gpus() -> list[str]:
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None:
         return [g for g in env.split(",") if g.strip()]
-    from nasenergy.search.env_info import gpu_info
-
     return [str(i) for i in range(len(gpu_info()["gpus"]))]
 
 
