@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nasenergy.errors import NasEnergyError
+from nasenergy.hardware.boards import BoardCalibration
 from nasenergy.hardware.coverage import Coverage
 from nasenergy.objectives import hypervolume_unit
 from nasenergy.pareto import ParetoFront, points_of
@@ -200,17 +202,26 @@ def _board_of(r: Mapping[str, Any]) -> str | None:
     return r.get("measure_gpu_uuid") or None
 
 
-def board_lines(measured: Sequence[Mapping[str, Any]], front: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The provenance lines on boards: how many boards measured the run and its front, and whether
-    figures were normalised to a reference board (cross-board calibration); none where no
-    measurement names its board."""
+def board_lines(measured: Sequence[Mapping[str, Any]], front: Sequence[Mapping[str, Any]],
+                env: Mapping[str, Any] | None = None) -> list[str]:
+    """The provenance lines on boards: how many boards measured the run and its front, the run's
+    cross-board calibration (``env.json``'s ``boards``) and whether figures were normalised to a
+    reference board; none where no measurement names its board and no calibration ran."""
     boards = Counter(b for b in map(_board_of, measured) if b)
+    calibration = (env or {}).get("boards")
+    cal_lines = []
+    if calibration:
+        try:
+            summary = BoardCalibration.from_dict(calibration).summary()
+        except NasEnergyError:
+            summary = "unreadable"
+        cal_lines.append(f"- board calibration (`--boards {calibration.get('policy')}`): {summary}")
     if not boards:
-        return []
+        return cal_lines
     on_front = {b for b in map(_board_of, front) if b}
     named = ", ".join(f"`{b[:12]}` ({n})" for b, n in sorted(boards.items()))
     lines = [f"- boards: {len(boards)} measured the candidates ({named}); {len(on_front)} measured the front"
-             + (" (its table names each member's)" if len(on_front) > 1 else "")]
+             + (" (its table names each member's)" if len(on_front) > 1 else "")] + cal_lines
     refs = sorted({str(r["normalised_to_gpu_uuid"]) for r in measured if r.get("normalised_to_gpu_uuid")})
     if refs:
         n = sum(1 for r in measured if r.get("normalised_to_gpu_uuid"))
@@ -295,7 +306,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         "",
         f"- parts: {_parts(record.env, names)}",
         f"- cheap measurement: {_sources(measured, 'measure_source')} on {_sources(measured, 'measure_device')}",
-        *board_lines(measured, front),
+        *board_lines(measured, front, record.env),
         f"- accuracy objective (the search metric): {_sources(evaluated, 'accuracy_source')}, "
         f"{_metric(evaluated, 'accuracy_split', 'accuracy_schedule', 'accuracy_trial')}",
         f"- final accuracy (reported, never searched on): {_sources(evaluated, 'final_source')}, "
