@@ -20,12 +20,19 @@ tables, CUDA and NVML: the meter), and from there to its first candidate (storag
 and the sum: spawn to first candidate. With one worker the search runs in this process, and its
 "spawn" is the moment ``run_search`` was called.
 
-Fewer visible GPUs than the largest N asked for is refused in one line (exit 2).
+Fewer visible GPUs than the largest N asked for is refused in one line (exit 2), unless
+``--share-gpus`` is given: then worker k runs on GPU k modulo the GPUs visible, as the search
+pins them, and the run is a smoke test of the pinning and of the shared study, not a speed-up
+(its rows say ``gpus_shared``, and no speed-up is computed for them). With workers on two or more
+distinct GPUs, the search first measures the reference networks on each (the cross-board
+calibration, `nasenergy.search.board_step`); its seconds are in ``board_calibration_s`` and
+inside ``wall_s``.
 
 Usage::
 
     python experiments/multi_gpu_scaling.py --hardware cuda --budget 200 [--workers-list 1,2,4,8]
         [--postgres postgresql://user@host/db] [--out results/multi_gpu_scaling]
+    python experiments/multi_gpu_scaling.py --hardware cuda --workers-list 1,2 --share-gpus   (one GPU: smoke test)
     python experiments/multi_gpu_scaling.py --hardware fake --budget 20 --workers-list 1,2 --out /tmp/x
 """
 
@@ -63,10 +70,10 @@ TARGET_EFFICIENCY = 0.85
 #: The fake boards' power factors (board k uses entry k mod 4): a few per cent apart, as H200 boards are.
 FAKE_POWER_FACTORS = (1.0, 0.97, 1.02, 0.95)
 SCALING_COLUMNS = (
-    "storage", "hardware", "workers", "gpus", "budget", "seed", "evaluated", "exact_budget", "trials_running",
+    "storage", "hardware", "workers", "gpus", "gpus_shared", "budget", "seed", "evaluated", "exact_budget", "trials_running",
     "candidates", "duplicate_evaluations", "networks_measured_twice", "front_size", "front_boards", "wall_s",
     "candidates_per_s", "evaluations_per_s", "speedup", "efficiency", "target_efficiency", "startup_s_median",
-    "startup_s_max", "stop_reason", "source",
+    "startup_s_max", "board_calibration_s", "boards_normalised", "stop_reason", "source",
 )
 STARTUP_COLUMNS = (
     "storage", "workers", "rank", "pid", "spawn_to_factory_s", "factory_s", "factory_to_first_candidate_s",
@@ -211,7 +218,8 @@ def run_one(args: argparse.Namespace, storage: str, workers: int, gpus: list[str
     spawn_s = [s["spawn_to_first_candidate_s"] for s in starts]
     row = {
         "storage": storage, "hardware": args.hardware, "workers": workers,
-        "gpus": " ".join(gpus[:workers]) if args.hardware == "cuda" else "", "budget": args.budget,
+        "gpus": " ".join(gpus[k % len(gpus)] for k in range(workers)) if gpus else "",
+        "gpus_shared": bool(gpus) and workers > len(gpus), "budget": args.budget,
         "seed": args.seed, "evaluated": summary.evaluated,
         "exact_budget": summary.evaluated == args.budget and outcomes["evaluated"] == args.budget
         and outcomes["running"] == 0,
@@ -223,6 +231,8 @@ def run_one(args: argparse.Namespace, storage: str, workers: int, gpus: list[str
         "speedup": None, "efficiency": None, "target_efficiency": TARGET_EFFICIENCY,
         "startup_s_median": statistics.median(spawn_s) if spawn_s else None,
         "startup_s_max": max(spawn_s) if spawn_s else None,
+        "board_calibration_s": (run.env.get("boards") or {}).get("cost_s"),
+        "boards_normalised": (run.env.get("boards") or {}).get("normalised"),
         "stop_reason": summary.stop_reason, "source": "measured",
     }
     return row, starts
@@ -231,7 +241,7 @@ def run_one(args: argparse.Namespace, storage: str, workers: int, gpus: list[str
 def _speedups(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         base = next((b for b in rows if b["storage"] == r["storage"] and b["workers"] == 1), None)
-        if base is not None:
+        if base is not None and not r["gpus_shared"]:  # a smoke test on shared GPUs is no speed-up
             r["speedup"] = r["candidates_per_s"] / base["candidates_per_s"]
             r["efficiency"] = r["speedup"] / r["workers"]
 
@@ -263,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--space", default="tss")
     p.add_argument("--dvfs", default="modelled", help="the search's --dvfs (default modelled)")
     p.add_argument("--patience", type=int, default=500)
+    p.add_argument("--share-gpus", action="store_true",
+                   help="allow more workers than GPUs (worker k on GPU k mod n): a smoke test, not a speed-up")
     p.add_argument("--postgres", default=None, help="also run every count on this PostgreSQL URL")
     p.add_argument("--no-journal", action="store_true", help="skip the journal-file runs")
     p.add_argument("--work", default=None, help="folder for the run folders (default: a temporary one)")
@@ -277,9 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.hardware == "fake":
         register_fake_board()
     counts = args.workers_list or (default_workers(len(gpus)) if args.hardware == "cuda" else [1, 2])
-    if args.hardware == "cuda" and max(counts) > len(gpus):
+    if args.hardware == "cuda" and not gpus:
+        raise UsageError("--hardware cuda: no GPU is visible (CUDA_VISIBLE_DEVICES and NVML show none)")
+    if args.hardware == "cuda" and max(counts) > len(gpus) and not args.share_gpus:
         raise UsageError(f"{max(counts)} workers need {max(counts)} GPUs, and {len(gpus)} are visible "
-                         f"({', '.join(gpus) or 'none'}); give --workers-list up to {len(gpus)}")
+                         f"({', '.join(gpus)}); give --workers-list up to {len(gpus)}, or --share-gpus for a "
+                         "smoke test of the pinning")
     storages = ([] if args.no_journal else ["journal"]) + (["postgresql"] if args.postgres else [])
     if not storages:
         raise UsageError("--no-journal without --postgres leaves nothing to run")

@@ -35,8 +35,11 @@ def test_fewer_gpus_than_asked_is_refused_in_one_line(tmp_path):
                 CUDA_VISIBLE_DEVICES="0")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "error: 2 workers need 2 GPUs, and 1 are visible (0); give --workers-list up to 1"]
+        "error: 2 workers need 2 GPUs, and 1 are visible (0); give --workers-list up to 1, or --share-gpus "
+        "for a smoke test of the pinning"]
     assert not (tmp_path / "r" / "scaling.csv").exists()
+    done = _run(["--hardware", "cuda", "--out", str(tmp_path / "r")], CUDA_VISIBLE_DEVICES="")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no GPU is visible" in done.stderr
 
 
 def test_a_fake_two_worker_run_spends_the_exact_budget_and_times_each_start_up(tmp_path):
@@ -49,7 +52,7 @@ def test_a_fake_two_worker_run_spends_the_exact_budget_and_times_each_start_up(t
     for r in rows:
         assert r["exact_budget"] == "True" and r["evaluated"] == "6" and r["trials_running"] == "0"
         assert r["duplicate_evaluations"] == "0" and r["networks_measured_twice"] == "0"
-        assert float(r["candidates_per_s"]) > 0 and r["source"] == "measured"
+        assert float(r["candidates_per_s"]) > 0 and r["source"] == "measured" and r["gpus_shared"] == "False"
     assert rows[0]["speedup"] == "1" and float(rows[1]["efficiency"]) == pytest.approx(float(rows[1]["speedup"]) / 2, rel=1e-3)
     starts = list(csv.DictReader((out / "startup.csv").open()))
     assert sorted((s["workers"], s["rank"]) for s in starts) == [("1", "0"), ("2", "0"), ("2", "1")]
