@@ -238,12 +238,27 @@ def run_one(args: argparse.Namespace, storage: str, workers: int, gpus: list[str
     return row, starts
 
 
+def _same_search(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(str(a[k]) == str(b[k]) for k in ("storage", "hardware", "budget", "seed"))
+
+
 def _speedups(rows: list[dict[str, Any]]) -> None:
+    """Speed-up and efficiency of each row against the one-worker row of the same search (storage,
+    hardware, budget, seed); none for rows on shared GPUs (a smoke test is no speed-up)."""
     for r in rows:
-        base = next((b for b in rows if b["storage"] == r["storage"] and b["workers"] == 1), None)
-        if base is not None and not r["gpus_shared"]:  # a smoke test on shared GPUs is no speed-up
-            r["speedup"] = r["candidates_per_s"] / base["candidates_per_s"]
-            r["efficiency"] = r["speedup"] / r["workers"]
+        base = next((b for b in rows if _same_search(b, r) and int(b["workers"]) == 1), None)
+        shared = str(r["gpus_shared"]) == "True"
+        if base is not None and not shared:
+            r["speedup"] = float(r["candidates_per_s"]) / float(base["candidates_per_s"])
+            r["efficiency"] = r["speedup"] / int(r["workers"])
+
+
+def _read_csv(path: Path) -> list[dict[str, Any]]:
+    """Rows written earlier (empty cells as ``None``), or none."""
+    if not path.is_file():
+        return []
+    with path.open(newline="") as f:
+        return [{k: (v if v != "" else None) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
 def _fmt(v: Any) -> str:
@@ -277,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="allow more workers than GPUs (worker k on GPU k mod n): a smoke test, not a speed-up")
     p.add_argument("--postgres", default=None, help="also run every count on this PostgreSQL URL")
     p.add_argument("--no-journal", action="store_true", help="skip the journal-file runs")
+    p.add_argument("--append", action="store_true",
+                   help="keep the rows already in --out and add these (speed-ups against the one-worker row of "
+                        "the same storage, budget and seed, whichever command wrote it)")
     p.add_argument("--work", default=None, help="folder for the run folders (default: a temporary one)")
     p.add_argument("--out", default="results/multi_gpu_scaling")
     args = p.parse_args(argv)
@@ -311,12 +329,16 @@ def main(argv: list[str] | None = None) -> int:
                   f"({row['candidates_per_s']:.2f}/s), exact budget {row['exact_budget']}, "
                   f"duplicates {row['duplicate_evaluations']}, start-up median {_fmt(row['startup_s_median'])} s",
                   flush=True)
+    if args.append:  # rows of earlier commands (e.g. one worker count per command) stay
+        results = _read_csv(out / "scaling.csv") + results
+        starts = _read_csv(out / "startup.csv") + starts
     _speedups(results)
     _write_csv(out / "scaling.csv", SCALING_COLUMNS, results)
     _write_csv(out / "startup.csv", STARTUP_COLUMNS, starts)
     (out / "machine.json").write_text(json.dumps({
         "host": platform.node(), "platform": platform.platform(), "python": sys.version.split()[0],
         "cpus": os.cpu_count(), "gpus": gpus, "hardware": args.hardware, "argv": sys.argv[1:] if argv is None else argv,
+        "append": args.append,
         "written": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }, indent=2) + "\n")
     return 0

@@ -7,7 +7,9 @@ plus `EXTRA_COLUMNS`: ``canonical_arch`` (the class representative's string), ``
 official NATS index of the cell that was built), ``driver_version``, ``torch_version`` and
 ``measured_at`` (ISO 8601, UTC). `OPTIONAL_COLUMNS` describe the measuring run (``gpu_uuid``,
 ``energy_window_s``: the least length of an energy window, ``energy_windows``: how many windows
-were taken); a profile without them reads as if they were empty.
+were taken); a profile without them reads as if they were empty. ``gpu_uuid`` and
+``driver_version`` are measurement fields too (`Measurement.gpu_uuid`), so a replayed measurement
+names the board and driver of its row.
 
 A profile of deployed networks (``network_form`` = ``deployed``) holds one row per deployed class
 (`search_spaces.SearchSpace.deployed_key`): every member of such a class deploys to the identical
