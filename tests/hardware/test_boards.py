@@ -151,3 +151,17 @@ def test_calibration_json_round_trip_and_bad_file(tmp_path, tss):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(UsageError, match="not a board calibration"):
         BoardCalibration.load(tmp_path / "bad.json")
+
+
+def test_a_saved_measurement_from_before_the_board_fields_still_loads(tss):
+    from nasenergy.filter.records import measurement_from_saved
+    from nasenergy.filter.records import FilterError
+
+    m = FakeMeter.board(1).measure_arch(SMALL, precision="fp16", batch_size=1024, space=tss)
+    old = {k: v for k, v in m.to_dict().items()
+           if k not in ("gpu_uuid", "driver_version", "power_limit_w", "normalised_to_gpu_uuid",
+                        "board_throughput_ratio", "board_energy_ratio")}
+    assert measurement_from_saved(old).gpu_uuid is None
+    assert measurement_from_saved(m.to_dict()) == m
+    with pytest.raises(FilterError, match="lacks throughput_img_per_s"):
+        measurement_from_saved({k: v for k, v in old.items() if k != "throughput_img_per_s"})
