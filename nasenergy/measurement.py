@@ -77,6 +77,17 @@ class Measurement:
         tensor_util_pct: share of time any tensor core was busy (GPM).
         gpu_util_pct: NVML's GPU utilization rate.
         memory_util_pct: NVML's memory utilization rate.
+        gpu_uuid: the UUID of the board that measured (NVML's ``GPU-...``); ``None`` off a GPU or
+            where not recorded. With `device_name`, `driver_version`, `sm_clock_mhz` and
+            `power_limit_w` it names the board and its state at the time (`nasenergy.hardware.boards`).
+        driver_version: the NVIDIA driver version at the time; ``None`` if not recorded.
+        power_limit_w: the board's power-management limit in force at the time, watts.
+        normalised_to_gpu_uuid: set when `throughput_img_per_s` and `energy_j_per_img` were
+            divided by this board's ratios to a reference board (cross-board calibration,
+            `nasenergy.hardware.boards.normalise`): the reference board's UUID; ``None``: as read.
+        board_throughput_ratio: the ratio divided out of the throughput (this board over the
+            reference board, on the calibration's reference networks); ``None`` if not normalised.
+        board_energy_ratio: the same for energy per image.
     """
 
     device_name: str
@@ -113,6 +124,12 @@ class Measurement:
     tensor_util_pct: float | None = None
     gpu_util_pct: float | None = None
     memory_util_pct: float | None = None
+    gpu_uuid: str | None = None
+    driver_version: str | None = None
+    power_limit_w: float | None = None
+    normalised_to_gpu_uuid: str | None = None
+    board_throughput_ratio: float | None = None
+    board_energy_ratio: float | None = None
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nasenergy.errors import NasEnergyError
+from nasenergy.hardware.boards import BoardCalibration
 from nasenergy.hardware.coverage import Coverage
 from nasenergy.objectives import SearchObjective, hypervolume_unit
 from nasenergy.quality import DeployRegion
@@ -226,6 +228,49 @@ def _quality_lines(quality: RunQuality | None, region: DeployRegion | None, cfg:
     ]
 
 
+# ------------------------------------------------------------------------------------- boards
+
+
+def _board_of(r: Mapping[str, Any]) -> str | None:
+    return r.get("measure_gpu_uuid") or None
+
+
+def board_lines(measured: Sequence[Mapping[str, Any]], front: Sequence[Mapping[str, Any]],
+                env: Mapping[str, Any] | None = None) -> list[str]:
+    """The provenance lines on boards: how many boards measured the run and its front, the run's
+    cross-board calibration (``env.json``'s ``boards``) and whether figures were normalised to a
+    reference board; none where no measurement names its board and no calibration ran."""
+    boards = Counter(b for b in map(_board_of, measured) if b)
+    calibration = (env or {}).get("boards")
+    cal_lines = []
+    if calibration:
+        try:
+            summary = BoardCalibration.from_dict(calibration).summary()
+        except NasEnergyError:
+            summary = "unreadable"
+        cal_lines.append(f"- board calibration (`--boards {calibration.get('policy')}`): {summary}")
+    if not boards:
+        return cal_lines
+    on_front = {b for b in map(_board_of, front) if b}
+    named = ", ".join(f"`{b[:12]}` ({n})" for b, n in sorted(boards.items()))
+    lines = [f"- boards: {len(boards)} measured the candidates ({named}); {len(on_front)} measured the front"
+             + (" (its table names each member's)" if len(on_front) > 1 else "")] + cal_lines
+    refs = sorted({str(r["normalised_to_gpu_uuid"]) for r in measured if r.get("normalised_to_gpu_uuid")})
+    if refs:
+        n = sum(1 for r in measured if r.get("normalised_to_gpu_uuid"))
+        lines.append(f"- cross-board calibration: the throughput and energy of {n} measurements were normalised "
+                     f"to board {', '.join(f'`{x[:12]}`' for x in refs)} (divided by their board's ratios "
+                     "on the reference networks; `board_*_ratio` in `candidates.csv`)")
+    return lines
+
+
+def board_columns(front: Sequence[Mapping[str, Any]]) -> list[Column]:
+    """A ``board`` column for the front table when more than one board measured the front."""
+    if len({b for b in map(_board_of, front) if b}) < 2:
+        return []
+    return [("board", "---", lambda r: f"`{str(_board_of(r) or '–')[:12]}`")]
+
+
 def render_report(record: RunView, *, resume_command: str | None = None, dashboard_command: str | None = None) -> str:
     """The Markdown report of a run.
 
@@ -251,7 +296,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
     cap = _worker_field(record.env, "candidate_cap")
     names = [o.name for o in objectives]
     hardware = " and ".join(n for n in ("throughput", "energy") if n in names)
-    columns = _front_columns(names)
+    columns = _front_columns(names) + board_columns(front)
     scored = "; ".join(f"scored {n}: {_sources(evaluated, n + '_source')}" for n in ("throughput", "energy")
                        if n in names) or "scored throughput and energy: not objectives of this run"
 
@@ -293,6 +338,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         "",
         f"- parts: {_parts(record.env, names)}",
         f"- cheap measurement: {_sources(measured, 'measure_source')} on {_sources(measured, 'measure_device')}",
+        *board_lines(measured, front, record.env),
         f"- accuracy objective (the search metric): {_sources(evaluated, 'accuracy_source')}, "
         f"{_metric(evaluated, 'accuracy_split', 'accuracy_schedule', 'accuracy_trial')}",
         f"- final accuracy (reported, never searched on): {_sources(evaluated, 'final_source')}, "

@@ -161,3 +161,21 @@ def test_a_three_objective_report_lists_every_plot_and_the_energy_figures():
     rec = _record(env={"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     text = render_report(rec)
     assert "pareto_3d.png" in text and "energy bound" in text and "## Quality" in text
+
+
+def test_report_names_the_boards_of_the_front_and_a_normalisation():
+    rec = _record()
+    assert "- boards:" not in render_report(rec)  # no measurement names its board
+    for row, board in zip(rec.rows, ("GPU-aaaaaaaa-1", "GPU-bbbbbbbb-2", "GPU-aaaaaaaa-1", "GPU-cccccccc-3")):
+        row["measure_gpu_uuid"] = board
+    text = render_report(rec)
+    assert "- boards: 3 measured the candidates (`GPU-aaaaaaaa` (2), `GPU-bbbbbbbb` (1), `GPU-cccccccc` (1)); " \
+           "2 measured the front" in text
+    assert "| 0 | 11 | `A` |" in text and "| modelled | `GPU-aaaaaaaa` |" in text and "| `GPU-bbbbbbbb` |" in text
+    assert "cross-board calibration" not in text
+    rec.rows[1]["normalised_to_gpu_uuid"] = "GPU-aaaaaaaa-1"
+    assert "the throughput and energy of 1 measurements were normalised to board `GPU-aaaaaaaa`" in render_report(rec)
+    for row in rec.rows:  # one board on the front: no board column
+        row["measure_gpu_uuid"] = "GPU-aaaaaaaa-1"
+    text = render_report(rec)
+    assert "1 measured the front" in text and "| board |" not in text

@@ -122,6 +122,8 @@ def measurement_from_saved(d: Any) -> Measurement:
         raise FilterError(f"a saved measurement must be a JSON object, got {type(d).__name__}")
     for f in fields(Measurement):
         if f.name not in d:
+            if f.default is None:  # a field added later (e.g. the board's identity): read as None
+                continue
             raise FilterError(f"a saved measurement lacks {f.name}")
         check_field(f"measurement {f.name}", d[f.name], str(f.type))
     try:

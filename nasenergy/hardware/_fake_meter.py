@@ -13,6 +13,12 @@ real meter would) at batch size ``b`` and precision ``p``:
 * board power ``idle_power_w + (max_power_w - idle_power_w) * sqrt(utilization)``;
 * energy per image ``power / throughput`` (basis ``total``).
 
+As one of several boards of a model (`FakeMeter.board`), the throughput is then multiplied by
+``throughput_factor`` and the power by ``power_factor`` (utilization follows the throughput), so
+this board's throughput is ``throughput_factor`` times its twin's and its energy per image
+``power_factor / throughput_factor`` times, exactly; its measurements carry its ``gpu_uuid``,
+``driver_version`` and ``power_limit_w``.
+
 ``overrides`` maps a key (an architecture string in `measure_arch`; ``key(model)`` in `measure`)
 to field values that replace the computed ones; utilization, latency and power are then
 recomputed from the overridden throughput and energy unless they are overridden too.
@@ -59,6 +65,12 @@ class FakeMeter:
         key: maps a model to its `overrides` key in `measure` (default: no overrides).
         cost_s: reported ``measure_cost_s``; ``None`` reports the real (tiny) wall time.
         n_calls: how many measurements were made (for tests of caching and budgets).
+        device_name: the device name reported.
+        gpu_uuid: the board's UUID reported (``None``: no board named).
+        driver_version: the driver version reported.
+        power_limit_w: the power limit reported, watts.
+        throughput_factor: this board's throughput against an identical board's (1.0: equal).
+        power_factor: this board's power against an identical board's (1.0: equal).
     """
 
     peak_flops_per_s: Mapping[str, float] = field(default_factory=lambda: dict(_DEFAULT_PEAKS))
@@ -74,6 +86,23 @@ class FakeMeter:
     cost_s: float | None = None
     n_calls: int = 0
     device_name: str = "fake"
+    gpu_uuid: str | None = None
+    driver_version: str | None = None
+    power_limit_w: float | None = None
+    throughput_factor: float = 1.0
+    power_factor: float = 1.0
+
+    @classmethod
+    def board(cls, index: int, *, throughput_factor: float = 1.0, power_factor: float = 1.0,
+              **options: Any) -> "FakeMeter":
+        """A fake meter acting as board `index` of one model (``GPU-fake-<index>``, as `FakeNvml`
+        names its GPUs), drawing ``power_factor`` times the power of board 0 and running at
+        ``throughput_factor`` times its speed; `options` are other `FakeMeter` fields."""
+        options.setdefault("device_name", "NVIDIA H200 (fake)")
+        options.setdefault("driver_version", "550.00-fake")
+        options.setdefault("power_limit_w", 700.0)
+        return cls(gpu_uuid=f"GPU-fake-{index:04d}", throughput_factor=throughput_factor,
+                   power_factor=power_factor, **options)
 
     def measure(
         self,
@@ -138,6 +167,10 @@ class FakeMeter:
         util = float(over.get("utilization", Measurement.utilization_of(flops, throughput, peak)))
         power = self.idle_power_w + (self.max_power_w - self.idle_power_w) * math.sqrt(
             max(0.0, min(1.0, util)))
+        if self.throughput_factor != 1.0 or self.power_factor != 1.0:  # another board of the model
+            throughput *= self.throughput_factor
+            power *= self.power_factor
+            util = float(over.get("utilization", Measurement.utilization_of(flops, throughput, peak)))
         energy = over.get("energy_j_per_img", power / throughput)
         if "energy_j_per_img" in over and "avg_power_w" not in over and energy is not None:
             power = float(energy) * throughput
@@ -164,6 +197,9 @@ class FakeMeter:
             energy_cv=self.noise_cv if energy is not None else None,
             measure_cost_s=self.cost_s if self.cost_s is not None else time.perf_counter() - t0,
             source="modelled",
+            gpu_uuid=self.gpu_uuid,
+            driver_version=self.driver_version,
+            power_limit_w=self.power_limit_w,
         )
         unknown = set(over) - {f.name for f in dataclasses.fields(Measurement)}
         if unknown:

@@ -16,7 +16,8 @@ locks clocks, without a GPU:
   ends, stamped with its end in microseconds of the fake's ``clock`` (real NVML stamps the host's
   wall clock); the buffer keeps the last 120; NOT_FOUND when none is newer than asked.
 * **Load**: board power is ``idle_power_w`` unless `FakeNvml.set_load` set a constant wattage or a
-  callable ``(t_s, sm_clock_mhz) -> watts`` (integrated with a midpoint rule, 50 steps per tick).
+  callable ``(t_s, sm_clock_mhz) -> watts`` (integrated with a midpoint rule, 50 steps per tick),
+  times the GPU's ``power_factor`` (1.0 unless a board is meant to draw more or less than its twin).
 * **Clocks**: the SM clock is the GPU's default clock, or, while clocks are locked, the highest
   supported clock not above the lock's maximum. ``nvmlDeviceSetGpuLockedClocks`` raises
   INVALID_ARGUMENT for ``min > max`` or values outside the supported range.
@@ -89,6 +90,8 @@ class FakeGpu:
             GPU has no GPM (pre-Hopper).
         utilization_rates_pct: (GPU, memory) utilization rates reported, percent.
         clocks_event_reasons: the clock-event (throttle) reason bit mask reported.
+        power_factor: every board power this GPU draws (idle and under load) is multiplied by
+            this (part-to-part variation between boards of one model; 1.0: none).
     """
 
     name: str = "NVIDIA H200 (fake)"
@@ -104,6 +107,7 @@ class FakeGpu:
     gpm_pct: Mapping[int, float] = field(default_factory=lambda: {2: 90.0, 3: 40.0, 10: 20.0, 5: 5.0})
     utilization_rates_pct: tuple[float, float] = (100.0, 30.0)
     clocks_event_reasons: int = 0
+    power_factor: float = 1.0
 
 
 class FakeNvmlCall(NamedTuple):
@@ -318,10 +322,10 @@ class FakeNvml:
     # ------------------------------------------------------------------ energy simulation
     def _power_at(self, seg: _Segment, t_s: float, spec: FakeGpu) -> float:
         if seg.load is None:
-            return spec.idle_power_w
+            return spec.idle_power_w * spec.power_factor
         if callable(seg.load):
-            return float(seg.load(t_s, seg.sm_clock_mhz))
-        return float(seg.load)
+            return float(seg.load(t_s, seg.sm_clock_mhz)) * spec.power_factor
+        return float(seg.load) * spec.power_factor
 
     def _integrate(self, g: _GpuSim, a: float, b: float) -> float:
         total = 0.0

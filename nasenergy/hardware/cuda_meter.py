@@ -388,6 +388,15 @@ class CudaMeter:
             self._idle_w, self.idle_settled = reading.power_w, reading.settled
         return self._idle_w
 
+    def power_limit_w(self) -> float | None:
+        """The board's power limit in force now, watts; ``None`` without NVML or where unreadable."""
+        if self.nvml_device is None:
+            return None
+        try:
+            return float(self.nvml_device.power_limit_w())
+        except NvmlError:
+            return None
+
     def _sm_clock(self) -> float | None:
         if self.nvml_device is None:
             return None
@@ -603,6 +612,9 @@ class CudaMeter:
             memory_format="channels_last" if channels_last else "contiguous",
             energy_reading=self.energy_reading() if windows else None,
             **counter_fields(self.last_counters),
+            gpu_uuid=self.nvml_device.uuid if self.nvml_device is not None else None,
+            driver_version=self.driver_version,
+            power_limit_w=self.power_limit_w(),
         )
 
     def close(self) -> None:

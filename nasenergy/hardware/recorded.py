@@ -7,7 +7,9 @@ plus `EXTRA_COLUMNS`: ``canonical_arch`` (the class representative's string), ``
 official NATS index of the cell that was built), ``driver_version``, ``torch_version`` and
 ``measured_at`` (ISO 8601, UTC). `OPTIONAL_COLUMNS` describe the measuring run (``gpu_uuid``,
 ``energy_window_s``: the least length of an energy window, ``energy_windows``: how many windows
-were taken); a profile without them reads as if they were empty.
+were taken); a profile without them reads as if they were empty. ``gpu_uuid`` and
+``driver_version`` are measurement fields too (`Measurement.gpu_uuid`), so a replayed measurement
+names the board and driver of its row.
 
 A profile of deployed networks (``network_form`` = ``deployed``) holds one row per deployed class
 (`search_spaces.SearchSpace.deployed_key`): every member of such a class deploys to the identical
@@ -52,20 +54,26 @@ def default_profile(space_name: str) -> Path:
 
 MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Measurement))
 #: Measurement fields a profile may lack (added later; they read as empty, i.e. ``None``).
-OPTIONAL_MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(Measurement) if f.default is None)
 EXTRA_COLUMNS: tuple[str, ...] = ("canonical_arch", "arch_index", "driver_version", "torch_version",
                                   "measured_at")
+#: Measurement fields a profile may lack (``driver_version``, a measurement field too, is one of
+#: the `EXTRA_COLUMNS` every profile has).
+OPTIONAL_MEASUREMENT_COLUMNS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Measurement) if f.default is None and f.name not in EXTRA_COLUMNS)
 #: The columns every profile has (the optional measurement fields are in `OPTIONAL_COLUMNS`).
 PROFILE_COLUMNS: tuple[str, ...] = EXTRA_COLUMNS + tuple(
-    c for c in MEASUREMENT_COLUMNS if c not in OPTIONAL_MEASUREMENT_COLUMNS)
-OPTIONAL_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows") + OPTIONAL_MEASUREMENT_COLUMNS
+    c for c in MEASUREMENT_COLUMNS if c not in OPTIONAL_MEASUREMENT_COLUMNS and c not in EXTRA_COLUMNS)
+RUN_COLUMNS: tuple[str, ...] = ("gpu_uuid", "energy_window_s", "energy_windows")
+#: ``gpu_uuid`` (also a measurement field) names the board of every row measured since it exists.
+OPTIONAL_COLUMNS: tuple[str, ...] = RUN_COLUMNS + tuple(
+    c for c in OPTIONAL_MEASUREMENT_COLUMNS if c not in RUN_COLUMNS)
 #: The columns `write_profile` writes, in order.
 WRITTEN_COLUMNS: tuple[str, ...] = PROFILE_COLUMNS + OPTIONAL_COLUMNS
 
 _INT_FIELDS = {"batch_size", "params", "n_repeats", "params_official"}
 _STR_FIELDS = {"device_name", "precision", "peak_source", "energy_basis", "source"}
-_OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "energy_reading", "counters_kind"}
+_OPTIONAL_STR_FIELDS = {"network_form", "memory_format", "energy_reading", "counters_kind", "gpu_uuid",
+                        "driver_version", "normalised_to_gpu_uuid"}
 
 
 class NotRecordedError(CandidateError, LookupError):
@@ -86,7 +94,8 @@ def shape_from_str(text: str) -> tuple[int, ...]:
 
 def measurement_to_row(m: Measurement, **extra: Any) -> dict[str, str]:
     """A profile row (all strings) for `m` plus the `EXTRA_COLUMNS` (and any `OPTIONAL_COLUMNS`)
-    given as keywords."""
+    given as keywords. Where a column is both (``driver_version``, ``gpu_uuid``), the measurement's
+    own value is written unless it is ``None``."""
     missing = set(EXTRA_COLUMNS) - set(extra)
     if missing:
         raise ValueError(f"profile row lacks {sorted(missing)}")
@@ -98,7 +107,8 @@ def measurement_to_row(m: Measurement, **extra: Any) -> dict[str, str]:
         if k == "input_shape":
             row[k] = shape_to_str(v)
         elif v is None:
-            row[k] = ""
+            if extra.get(k) is None:
+                row[k] = ""
         elif isinstance(v, float):
             row[k] = format(v, ".7g")
         else:

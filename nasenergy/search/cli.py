@@ -13,6 +13,7 @@ from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.filter.registry import FILTERS
+from nasenergy.hardware.boards import BOARD_POLICIES
 from nasenergy.hardware.registry import hardware_choices
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
@@ -201,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
                      help="how long a worker rides out a database outage (refused or dropped connections, a "
                           "restart, a failover), retrying with backoff, before it gives up with exit status 6 "
                           "(default %(default)s)")
+    run.add_argument("--boards", choices=BOARD_POLICIES, default=_DEFAULTS.boards,
+                     help="with workers on several GPUs: the reference networks are measured on each GPU first; "
+                          "boards whose throughput or energy ratio to the first GPU is off by more than "
+                          "--board-tolerance-pct get a one-line warning, then normalise every figure to the first "
+                          "GPU (default), refuse the run, or ignore")
+    run.add_argument("--board-tolerance-pct", type=float, default=_DEFAULTS.board_tolerance_pct, metavar="PCT",
+                     help="the boards' tolerance (default %(default)s: H200 boards were 0-6.7 %% apart in energy "
+                          "per image, one board's re-measurements 1-2 %%)")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     return p
 
@@ -251,6 +260,8 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         db_retry_s=args.db_retry_s,
         quiet=args.quiet,
         min_accuracy=args.min_accuracy,
+        boards=args.boards,
+        board_tolerance_pct=args.board_tolerance_pct,
     ).validate()
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.filter.registry import FILTERS
+from nasenergy.hardware.boards import BOARD_POLICIES, DEFAULT_BOARD_POLICY, DEFAULT_TOLERANCE_FRAC
 from nasenergy.hardware.recorded import default_profile
 from nasenergy.hardware.registry import hardware_choices
 from nasenergy.hardware.select import resolve_hardware
@@ -160,6 +161,10 @@ class SearchConfig:
             constraints tell the sampler), never on the front, and the floor of the quality
             measure (`nasenergy.quality`); ``None``: no constraint, the quality floor is the median
             of the space where the benchmark knows it.
+        boards: with worker processes on several GPUs of this host, what to do when the boards'
+            calibration ratios differ by more than ``board_tolerance_pct``: ``normalise`` every
+            figure to the first board, ``refuse`` the run, or ``ignore`` (`nasenergy.search.board_step`).
+        board_tolerance_pct: the boards' tolerance, percent.
     """
 
     budget: int = 200
@@ -190,6 +195,8 @@ class SearchConfig:
     db_retry_s: float = 120.0
     quiet: bool = False
     min_accuracy: float | None = None
+    boards: str = DEFAULT_BOARD_POLICY
+    board_tolerance_pct: float = 100.0 * DEFAULT_TOLERANCE_FRAC
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
@@ -281,6 +288,9 @@ class SearchConfig:
             raise UsageError(f"--lease-s must be at least 5 seconds, got {self.lease_s}")
         if not 0.0 <= self.db_retry_s < float("inf"):
             raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {self.db_retry_s}")
+        _choice("--boards", self.boards, BOARD_POLICIES)
+        if not 0.0 <= self.board_tolerance_pct < 100.0:
+            raise UsageError(f"--board-tolerance-pct must be in [0, 100), got {self.board_tolerance_pct}")
         if self.dvfs == "measured" and not self.allow_clock_control:
             raise UsageError("--dvfs measured changes the GPU clocks; add --allow-clock-control to allow it")
         if self.study_name is not None and not _STUDY_NAME_RE.match(self.study_name):

@@ -37,6 +37,7 @@ from nasenergy.run_plots import draw_run
 from nasenergy.report import render_report
 from nasenergy.search import run_files
 from nasenergy.search import trial_record as tr
+from nasenergy.search.board_step import BOARDS_ATTR, boards_of_run, calibrate_run, normalising
 from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.run_quality import declared_floor
 from nasenergy.search.components import Components, ComponentsFactory, build_components
@@ -146,6 +147,9 @@ def run_search(
     components = components_factory(config) if config.workers == 1 else None
     if components is not None:
         check_search_metric(components.oracle, config.dataset)
+    # Several GPUs: measure the reference networks on each first (refused here, before any storage
+    # is touched, under --boards refuse).
+    boards = None if components is not None else calibrate_run(config, boards_of_run(config, _pinned_gpus(config)))
     exclusive = spec.kind == "journal"
     private = has_password(config.storage)
     if private:
@@ -163,6 +167,8 @@ def run_search(
             claims.ensure_study(config.budget, config.study_defining())
             study = create_or_load_study(config, storage)
             study.set_user_attr("nasenergy_settings", config.study_defining())
+            if boards is not None:
+                study.set_user_attr(BOARDS_ATTR, boards)
             if exclusive:
                 claims.expire_all_leases()
             reconcile_claims(study, claims, everyone_dead=exclusive, where=spec.display)
@@ -176,7 +182,7 @@ def run_search(
                 if components is not None:
                     reason = _run_here(config, spec, components, progress, retry)
                 else:
-                    reason = _run_processes(config, spec, components_factory, progress)
+                    reason = _run_processes(config, spec, components_factory, progress, boards)
             finally:
                 progress.close()
             if reason != "interrupted":
@@ -286,14 +292,20 @@ def _visible_gpus() -> list[str]:
     return [str(i) for i in range(len(gpu_info()["gpus"]))]
 
 
-def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress) -> str:
+def _pinned_gpus(config: SearchConfig) -> list[str]:
+    """The GPUs worker processes are pinned to (worker k: entry k modulo their number); empty: none."""
+    return _visible_gpus() if config.hardware in ("auto", "cuda") else []
+
+
+def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress,
+                   boards: dict[str, Any] | None = None) -> str:
     ctx = multiprocessing.get_context("spawn")
     stop = ctx.Event()
-    gpus = _visible_gpus() if config.hardware in ("auto", "cuda") else []
+    gpus = _pinned_gpus(config)
     procs = [
         ctx.Process(
             target=_worker_process,
-            args=(config.to_dict(), spec, factory, stop, gpus[k % len(gpus)] if gpus else None, os.getpid()),
+            args=(config.to_dict(), spec, factory, stop, gpus[k % len(gpus)] if gpus else None, os.getpid(), boards),
             name=f"nasenergy-worker-{k}",
         )
         for k in range(config.workers)
@@ -336,8 +348,10 @@ def reason_of_exits(exit_codes: list[int | None]) -> str:
     return "database" if EXIT_DATABASE in failed else "worker_failed"
 
 
-def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: StopEvent, gpu: str | None, parent_pid: int) -> None:
-    """Entry point of a worker process (spawned): exit status 0, 1 or 2 like the command."""
+def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: StopEvent, gpu: str | None, parent_pid: int,
+                    boards: dict[str, Any] | None = None) -> None:
+    """Entry point of a worker process (spawned): exit status 0, 1 or 2 like the command; `boards`:
+    the run's board calibration (its measurements are normalised where it says so)."""
     if gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent coordinates Ctrl-C through `stop`
@@ -346,7 +360,7 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     lock = RunFolderLock(config.out_dir)
     lock.acquire_shared()
     try:
-        run_worker(config, spec, factory(config), stop=stop, parent_pid=parent_pid)
+        run_worker(config, spec, normalising(factory(config), boards), stop=stop, parent_pid=parent_pid)
     except NasEnergyError as exc:
         logger.error("error: %s", mask_text(str(exc), secrets=[password_of(config.storage)]))
         sys.exit(exc.exit_code)
@@ -400,6 +414,8 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
                       secrets=secrets)
     if stop_reason is not None:
         env["stop_reason"] = stop_reason
+    if study.user_attrs.get(BOARDS_ATTR):
+        env["boards"] = study.user_attrs[BOARDS_ATTR]
     run_files.write_json(out / run_files.ENV_JSON, env, private=private)
     record = run_files.RunRecord(out, config.public_dict(), rows, env)
     report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),

@@ -120,6 +120,25 @@ def fake_components(config: SearchConfig) -> Components:
     )
 
 
+FAKE_BOARD_POWER = (1.0, 0.95, 1.03)
+"""The power factor of fake board k (entry k) in `fake_board_components`."""
+
+
+def fake_board_components(config: SearchConfig) -> Components:
+    """`fake_components` whose meter is fake board k in the worker process ``nasenergy-worker-k``
+    (board 0 in any other process), drawing `FAKE_BOARD_POWER` [k] times board 0's power."""
+    import dataclasses
+    import multiprocessing
+
+    name = multiprocessing.current_process().name
+    k = int(name.rsplit("-", 1)[-1]) if name.startswith("nasenergy-worker-") else 0
+    from search_spaces import get_space
+
+    meter = FakeMeter.board(k, power_factor=FAKE_BOARD_POWER[k], noise_cv=0.05, seed=3, cost_s=0.5)
+    parts = fake_components(config)
+    return dataclasses.replace(parts, measure=arch_measurer(meter, get_space(config.space), config))
+
+
 def start_search(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """``python run_fake_search.py ARGS`` (the search command with these parts) as a child
     process, stdout and stderr piped."""

@@ -23,7 +23,8 @@ def test_default_study_names_differ_in_every_study_defining_setting():
 
     base = SearchConfig()
     changed = {"space": "sss", "dataset": "cifar100", "objectives": ("accuracy", "throughput"),
-               "precision": "fp32", "batch_size": 256, "filter": "none", "target_recall": 0.5, "dvfs": "none"}
+               "precision": "fp32", "batch_size": 256, "filter": "none", "target_recall": 0.5, "dvfs": "none",
+               "min_accuracy": 80.0}
     assert set(changed) == set(STUDY_DEFINING)
     names = {base.resolved_study_name}
     for key, value in {**changed, "sampler": "nsga2", "seed": 1}.items():
