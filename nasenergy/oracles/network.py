@@ -5,7 +5,8 @@ function; a benchmark that trained each of them recorded independent trainings o
 `NetworkOracle` answers a network once, with the mean over all of them, so a search evaluates a
 network once, whichever of its cells it proposed, and its figure does not depend on that choice.
 The cost charged is the mean of the cells' costs: one training of the network. Each cell's draw
-of a training run uses its own seed derived from the evaluation's seed. An oracle that trains for
+of a training run uses its own seed derived from the evaluation's seed. Cells a partial benchmark
+lacks are left out of the mean (the proposed cell itself must be there). An oracle that trains for
 real (``source = measured``) is asked for the proposed cell alone: one network, one training.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.oracles.errors import ArchNotInBenchmarkError
 from nasenergy.oracles.evaluation import AccuracyOracle, Evaluation, Metrics
 from search_spaces import Arch
 
@@ -79,18 +81,29 @@ class NetworkOracle:
         members = self._members(arch)
         if len(members) <= 1:
             return self.oracle.evaluate(arch, dataset, seed=seed)
-        first = self.oracle.evaluate(members[0], dataset, seed=_cell_seed(seed, 0))
-        if first.source == "measured":  # real training: one network, one training
-            return self.oracle.evaluate(arch, dataset, seed=seed)
-        rest = [self.oracle.evaluate(m, dataset, seed=_cell_seed(seed, i)) for i, m in enumerate(members[1:], 1)]
-        return self._mean(arch, [first, *rest], members)
+        own = self.oracle.evaluate(arch, dataset, seed=_cell_seed(seed, members.index(arch)) if arch in members else seed)
+        if own.source == "measured":  # real training: one network, one training
+            return own
+        return self._answered(arch, members, lambda i, m: own if m == arch else
+                              self.oracle.evaluate(m, dataset, seed=_cell_seed(seed, i)))
+
+    def _answered(self, arch: Arch, members: tuple[Arch, ...], ask: Any) -> Evaluation:
+        """The mean over the members the benchmark holds (a partial table may lack some)."""
+        evaluations, held = [], []
+        for i, m in enumerate(members):
+            try:
+                evaluations.append(ask(i, m))
+            except ArchNotInBenchmarkError:
+                continue
+            held.append(m)
+        return self._mean(arch, evaluations, tuple(held))
 
     def report(self, arch: Arch, dataset: str) -> Evaluation:
         """The final reported metric of `arch`'s deployed network: the mean over its cells."""
         members = self._members(arch)
         if len(members) <= 1:
             return self.oracle.report(arch, dataset)
-        evaluations = [self.oracle.report(m, dataset) for m in members]
-        if evaluations[0].source == "measured":
-            return self.oracle.report(arch, dataset)
-        return self._mean(arch, evaluations, members)
+        own = self.oracle.report(arch, dataset)
+        if own.source == "measured":
+            return own
+        return self._answered(arch, members, lambda i, m: own if m == arch else self.oracle.report(m, dataset))

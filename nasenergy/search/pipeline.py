@@ -302,7 +302,8 @@ class Worker:
             cell = self.claims.lookup(key)
             if cell is not None:
                 return self._answer_duplicate(trial.number, cell)
-            if not self._learns(arch):
+            covered = self.components.covers is None or self.components.covers(arch)
+            if covered and not self._learns(arch):  # (one a profile lacks stays not_recorded)
                 self.claims.record(key, str(arch), trial.number, FILTERED)  # repeats are duplicates
                 self._constrain(trial.number, CANNOT_LEARN, 1.0)
                 return self._tell(trial.number, oc.INFEASIBLE, self._states.PRUNED, {tr.ERROR: CANNOT_LEARN_REASON})
