@@ -236,15 +236,15 @@ def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
 def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
     import dataclasses
 
-    from nasenergy.search.network_key import PAIR_UNIT
+    from nasenergy.search.network_key import DEPLOYED_UNIT
 
     sub = _subspace(se, POINTS)
     whole = dataclasses.replace(sub, classes={f"c{i}": None for i in range(4)}, n_cells=9, n_networks_total=4)
     assert "**Whole space.**" in se._coverage_note(whole) and "all 4 canonical TSS classes" in se._coverage_note(whole)
     part = se._coverage_note(dataclasses.replace(whole, classes={"c0": None}))
     assert "**Measured subspace only.**" in part and "covers 1 of the 4" in part
-    pairs = se._coverage_note(dataclasses.replace(whole, unit=PAIR_UNIT))
-    assert "all 4 TSS networks (canonical class and deployed structure)" in pairs
+    pairs = se._coverage_note(dataclasses.replace(whole, unit=DEPLOYED_UNIT))
+    assert "all 4 TSS deployed networks" in pairs
 
 
 def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
@@ -255,7 +255,7 @@ def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
     require_shared(*TSS_TABLES)  # the search's accuracy tables
     import nasenergy.hardware.recorded as recorded
     from nasenergy.search.components import build_components
-    from nasenergy.search.network_key import PAIR_UNIT
+    from nasenergy.search.network_key import DEPLOYED_UNIT
 
     config = se.search_config("tpe", 0, 10, profile=str(recorded.DEPLOYED_PROFILE))
     assert config.profile == str(recorded.DEPLOYED_PROFILE) and config.hardware == "recorded"
@@ -264,7 +264,7 @@ def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
     assert se.search_config("tpe", 1, 10, profile=sub.profile).profile == sub.profile  # what each run is given
     assert "`h200_tss_deployed_profile.csv.gz`" in se._coverage_note(sub)
     parts = build_components(config)
-    assert (sub.unit, sub.n_networks_total) == (PAIR_UNIT, 7837)
+    assert (sub.unit, sub.n_networks_total) == (DEPLOYED_UNIT, 6040)
     assert len(sub.classes) == parts.coverage.covered_classes and sub.n_cells == parts.coverage.covered_cells
     for index in sub.true_front_arch_index[:5]:
         arch = parts.space.arch_at(index)
