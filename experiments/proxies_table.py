@@ -11,7 +11,8 @@ Subcommands:
     Networks come in official index order (``--sample N`` takes a seeded random N of them instead).
     Work already in any CSV of ``--chunk-dir`` is skipped; each row is appended and flushed to a new
     chunk CSV there as soon as it is computed, and the run stops cleanly before ``--time-limit-s``,
-    so running the same command again resumes. ``--shard K/N`` takes every N-th network from K (one
+    so running the same command again resumes (``--skip-dir`` names further folders of finished
+    chunks, e.g. those of an earlier machine carried back). ``--shard K/N`` takes every N-th network from K (one
     process per GPU). Imports neither optuna nor nats_bench.
 
 ``merge``
@@ -104,7 +105,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     chunk_dir = Path(args.chunk_dir)
     chunk_dir.mkdir(parents=True, exist_ok=True)
-    work = todo(networks(space), args.dataset or DATASETS, done_keys(chunk_dir), shard=args.shard,
+    done = done_keys(chunk_dir)
+    for extra in args.skip_dir or ():
+        done |= done_keys(Path(extra))
+    work = todo(networks(space), args.dataset or DATASETS, done, shard=args.shard,
                 sample=args.sample, sample_seed=args.sample_seed, limit=args.limit)
     print(f"{len(work)} rows to compute on {device} (shard {args.shard[0]}/{args.shard[1]})", flush=True)
     if not work:
@@ -193,6 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--space", default="tss", choices=("tss", "sss"))
     m.add_argument("--dataset", action="append", choices=DATASETS, help="repeatable (default: all three)")
     m.add_argument("--chunk-dir", required=True, help="folder of the chunk CSVs (e.g. $OUT/tss)")
+    m.add_argument("--skip-dir", action="append", help="repeatable: folders of earlier chunk CSVs whose rows count "
+                   "as done (read only; e.g. chunks of earlier device calls carried in the working tree)")
     m.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     m.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     m.add_argument("--data", default=DEFAULT_DATA, choices=DATA_CHOICES)

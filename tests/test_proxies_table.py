@@ -32,6 +32,8 @@ def test_measure_resumes_and_merge_writes_the_table(builder, tmp_path, capsys):
     assert mod.main(common) == 0
     assert mod.done_keys(chunks) == {("ImageNet16-120", i) for i, _ in nets}
     assert mod.main(common) == 0 and "0 rows to compute" in capsys.readouterr().out
+    other = ["measure", "--chunk-dir", str(tmp_path / "new"), "--dataset", "ImageNet16-120", "--skip-dir", str(chunks)]
+    assert mod.main(other) == 0 and "0 rows to compute" in capsys.readouterr().out
     out = tmp_path / "tss_proxies.csv.gz"
     assert mod.main(["merge", "--out", str(out), *map(str, chunks.glob("*.csv"))]) == 0
     printed = capsys.readouterr().out
