@@ -10,6 +10,7 @@ Writes ``cost_<device>_<dataset>.csv`` (one row per network and proxy) and ``sum
 (default ``results/proxies_cost``), and prints the summary::
 
     python experiments/proxies_cost.py --n 10 --device cpu --threads 1
+    python experiments/proxies_cost.py --from-table chunks/*.csv --tag cpu_sample   # costs a table recorded
     PYTHONPATH=. python3 experiments/proxies_cost.py --n 200 --device cuda --out $OUT/proxies_cost
 """
 
@@ -33,7 +34,52 @@ from search_spaces import DATASETS, get_space
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "results" / "proxies_cost"
 
 
+def summary_rows(rows: list[dict]) -> list[dict[str, object]]:
+    """Median, p90 and mean seconds per proxy (and ``build``), and per network for all proxies."""
+    by_net: dict[object, float] = {}
+    for r in rows:
+        if r["proxy"] in proxy_names():
+            by_net[r["arch_index"]] = by_net.get(r["arch_index"], 0.0) + r["cost_s"]
+    summary = []
+    for name in ("build", *proxy_names(), "all_proxies"):
+        xs = np.array(list(by_net.values()) if name == "all_proxies" else [r["cost_s"] for r in rows if r["proxy"] == name])
+        if len(xs) == 0:
+            continue
+        summary.append({"proxy": name, "n_networks": len(xs), "median_s": f"{np.median(xs):.4g}",
+                        "p90_s": f"{np.percentile(xs, 90):.4g}", "mean_s": f"{xs.mean():.4g}"})
+    return summary
+
+
+def write_summary(out: Path, tag: str, summary: list[dict[str, object]], header: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"summary_{tag}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(summary[0]))
+        w.writeheader()
+        w.writerows(summary)
+    print(header)
+    for s in summary:
+        print(f"{s['proxy']:<12} median {s['median_s']:>8} s  p90 {s['p90_s']:>8} s  mean {s['mean_s']:>8} s")
+
+
+def run_from_table(args: argparse.Namespace) -> int:
+    from nasenergy.proxies.table import read_rows
+
+    rows, devices = [], set()
+    for path in args.from_table:
+        for r in read_rows(Path(path)):
+            devices.add(r["device"])
+            key = (r["dataset"], r["arch_index"])
+            rows.extend({"arch_index": key, "proxy": p, "cost_s": float(r[f"{p}_cost_s"])} for p in proxy_names()
+                        if f"{p}_cost_s" in r)
+    write_summary(Path(args.out), args.tag, summary_rows(rows),
+                  f"{len({r['arch_index'] for r in rows})} rows of {len(args.from_table)} table file(s), "
+                  f"device {', '.join(sorted(devices))}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.from_table:
+        return run_from_table(args)
     import torch  # lazy: torch is needed only to compute
 
     device = resolve_device(args.device)
@@ -60,24 +106,10 @@ def run(args: argparse.Namespace) -> int:
         w = csv.DictWriter(f, fieldnames=("arch_index", "proxy", "cost_s"))
         w.writeheader()
         w.writerows({**r, "cost_s": f"{r['cost_s']:.5g}"} for r in rows)
-    by_net: dict[int, float] = {}
-    for r in rows:
-        if r["proxy"] in proxy_names():
-            by_net[r["arch_index"]] = by_net.get(r["arch_index"], 0.0) + r["cost_s"]
-    summary = []
-    for name in ("build", *proxy_names(), "all_proxies"):
-        xs = np.array(list(by_net.values()) if name == "all_proxies" else [r["cost_s"] for r in rows if r["proxy"] == name])
-        summary.append({"proxy": name, "n_networks": len(xs), "median_s": f"{np.median(xs):.4g}",
-                        "p90_s": f"{np.percentile(xs, 90):.4g}", "mean_s": f"{xs.mean():.4g}"})
-    with open(out / f"summary_{tag}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(summary[0]))
-        w.writeheader()
-        w.writerows(summary)
     device_name = torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"
-    print(f"{len(archs)} networks, {args.dataset}, batch {args.batch_size}, {device_name}, torch {torch.__version__}, "
-          f"threads {torch.get_num_threads()}")
-    for s in summary:
-        print(f"{s['proxy']:<12} median {s['median_s']:>8} s  p90 {s['p90_s']:>8} s  mean {s['mean_s']:>8} s")
+    write_summary(out, tag, summary_rows(rows),
+                  f"{len(archs)} networks, {args.dataset}, batch {args.batch_size}, {device_name}, "
+                  f"torch {torch.__version__}, threads {torch.get_num_threads()}")
     return 0
 
 
@@ -90,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the network sample")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--out", default=str(DEFAULT_OUT))
+    p.add_argument("--from-table", nargs="+", help="summarise the costs recorded in these tables or chunks instead")
+    p.add_argument("--tag", default="table", help="file name tag of a --from-table summary (default table)")
     return p
 
 

@@ -8,7 +8,8 @@ Subcommands:
     member of smallest official index), for ``--space sss`` the configurations of the shipped SSS
     profile (``nasenergy/data/h200_sss_deployed_profile.csv.gz``), on each dataset's input shape
     and class count (CIFAR-10 3x32x32/10, CIFAR-100 3x32x32/100, ImageNet16-120 3x16x16/120).
-    Networks come in official index order (``--sample N`` takes a seeded random N of them instead).
+    Networks come in official index order (``--sample N`` takes a seeded random N of them instead,
+    in random order, so that a run stopped early holds a random sample).
     Work already in any CSV of ``--chunk-dir`` is skipped; each row is appended and flushed to a new
     chunk CSV there as soon as it is computed, and the run stops cleanly before ``--time-limit-s``,
     so running the same command again resumes (``--skip-dir`` names further folders of finished
@@ -85,8 +86,8 @@ def todo(nets: Sequence[tuple[int, str]], datasets: Sequence[str], done: set[tup
     """The ``(dataset, index, arch)`` still to compute, network by network (all datasets of one
     network together)."""
     chosen = list(nets)
-    if sample is not None:
-        chosen = sorted(random.Random(sample_seed).sample(chosen, min(sample, len(chosen))))
+    if sample is not None:  # in the sample's own (random) order, so that any prefix is a random sample
+        chosen = random.Random(sample_seed).sample(chosen, min(sample, len(chosen)))
     chosen = chosen[shard[0]::shard[1]]
     work = [(d, i, a) for i, a in chosen for d in datasets if (d, i) not in done]
     return work if limit is None else work[:limit]
