@@ -35,6 +35,7 @@ import csv
 import datetime as dt
 import gzip
 import io
+import os
 import random
 import sys
 import time
@@ -114,10 +115,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
     print(f"{len(work)} rows to compute on {device} (shard {args.shard[0]}/{args.shard[1]})", flush=True)
     if not work:
         return 0
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    path = chunk_dir / f"{args.space}_{stamp}_shard{args.shard[0]}of{args.shard[1]}.csv"
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    path = chunk_dir / f"{args.space}_{stamp}_{os.getpid()}_shard{args.shard[0]}of{args.shard[1]}.csv"
     start, n, longest = time.monotonic(), 0, 0.0
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with open(path, "x", newline="", encoding="utf-8") as f:  # never over an earlier chunk
         writer = csv.DictWriter(f, fieldnames=TABLE_COLUMNS)
         writer.writeheader()
         f.flush()
