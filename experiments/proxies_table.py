@@ -46,6 +46,7 @@ from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import compute_arch_proxies, resolve_device
+from nasenergy.proxies.cli import warm_up
 from nasenergy.proxies.data import DATA_CHOICES, DEFAULT_BATCH_SIZE, DEFAULT_DATA
 from nasenergy.proxies.table import TABLE_COLUMNS, TABLE_PROXIES, default_table_path, read_rows, report_row
 from search_spaces import DATASETS, get_space
@@ -115,6 +116,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     print(f"{len(work)} rows to compute on {device} (shard {args.shard[0]}/{args.shard[1]})", flush=True)
     if not work:
         return 0
+    warm_up(device)  # the first rows' costs then leave out torch's first-use costs
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     path = chunk_dir / f"{args.space}_{stamp}_{os.getpid()}_shard{args.shard[0]}of{args.shard[1]}.csv"
     start, n, longest = time.monotonic(), 0, 0.0

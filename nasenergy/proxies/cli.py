@@ -4,8 +4,8 @@ Example::
 
     python -m nasenergy.proxies --space tss --arch '|nor_conv_3x3~0|+|...|' --dataset cifar10 --json
 
-computes each proxy on the architecture's deployed network (``--device cpu|cuda``), or reads them
-from the recorded table (``--recorded``). Bad input exits with status 2 and one ``error:`` line.
+computes each proxy on the architecture's deployed network (``--device cpu|cuda``; costs are timed
+after a warm-up on a tiny network), or reads them from the recorded table (``--recorded``). Bad input exits with status 2 and one ``error:`` line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
-from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies
+from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies, compute_proxies, resolve_device
 from nasenergy.proxies.data import DATA_CHOICES, DEFAULT_BATCH_SIZE, DEFAULT_DATA
 from nasenergy.proxies.registry import proxy_names
 from nasenergy.proxies.table import read_proxy_table
@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-seed", type=int, default=0, help="seed of the network's weights (default 0)")
     p.add_argument("--recorded", action="store_true", help="read the recorded table instead of computing")
     p.add_argument("--table", default=None, help="recorded table CSV (default: the shipped one)")
+    p.add_argument("--no-warm-up", action="store_true",
+                   help="skip the warm-up on a tiny network (the first proxy then pays torch's first-use costs)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     return p
 
@@ -68,6 +70,16 @@ def _text(report: ProxyReport) -> str:
     return "\n".join(lines)
 
 
+def warm_up(device: str) -> None:
+    """Run every proxy once on a tiny network, so that the costs reported next are steady-state (the
+    first use of torch's autograd, flop counter and kernels in a process costs seconds)."""
+    from torch import nn  # lazy: torch
+
+    tiny = nn.Sequential(nn.Conv2d(3, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(2, 2))
+    compute_proxies(tiny, (3, 4, 4), 2, device=device, batch_size=2)
+
+
 def _run(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     arch = space.parse(args.arch)
@@ -79,6 +91,8 @@ def _run(args: argparse.Namespace) -> int:
             report = ProxyReport(tuple(report[n] for n in args.proxies if n in report.names()), report.input_shape,
                                  report.num_classes, report.network, report.dataset, report.init_seed)
     else:
+        if not args.no_warm_up:
+            warm_up(resolve_device(args.device))
         report = compute_arch_proxies(space, arch, args.dataset, names=args.proxies, seed=args.seed,
                                       init_seed=args.init_seed, device=args.device, batch_size=args.batch_size,
                                       data=args.data)
