@@ -29,6 +29,7 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.proxies.compute import compute_proxies, resolve_device
 from nasenergy.proxies.data import DEFAULT_BATCH_SIZE
 from nasenergy.proxies.registry import proxy_names
+from nasenergy.proxies.table import read_rows
 from search_spaces import DATASETS, get_space
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "results" / "proxies_cost"
@@ -62,8 +63,6 @@ def write_summary(out: Path, tag: str, summary: list[dict[str, object]], header:
 
 
 def run_from_table(args: argparse.Namespace) -> int:
-    from nasenergy.proxies.table import read_rows
-
     rows, devices = [], set()
     for path in args.from_table:
         for r in read_rows(Path(path)):
