@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from nasenergy.errors import UsageError
 from nasenergy.filter import UtilizationFilter
 from nasenergy.filter.feature_providers import feature_set
 from nasenergy.filter.records import FilterError
@@ -52,3 +53,23 @@ def test_unknown_or_repeated_providers_are_filter_errors(tss):
         feature_set(["structure", "structure"], space=tss)
     with pytest.raises(FilterError, match="bad option"):
         feature_set(["structure"], space=tss, colour="red")
+
+
+def test_the_recorded_provider_reads_the_table(tss, tmp_path):
+    import csv
+
+    from nasenergy.proxies.table import TABLE_COLUMNS, report_row
+
+    live = compute_proxies(tss.build_deployed(SKIP_CELL, "ImageNet16-120"), (3, 16, 16), 120, batch_size=4,
+                           dataset="ImageNet16-120", network=SKIP_CELL, init_seed=0)
+    path = tmp_path / "t.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=TABLE_COLUMNS)
+        w.writeheader()
+        w.writerow(report_row(live, tss.index(tss.deployed_representative(SKIP_CELL)), torch_version="x",
+                              measured_at="t"))
+    fs = feature_set(["proxies"], space=tss, dataset="ImageNet16-120", options={"proxies": {"path": path}})
+    assert fs.names == PROXY_FEATURE_NAMES
+    assert np.allclose(fs(SKIP_CELL), proxy_features(live), rtol=1e-8)
+    with pytest.raises(UsageError, match="no row"):
+        fs(ZERO_CELL)
