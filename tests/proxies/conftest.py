@@ -1,28 +1,13 @@
-"""Tiny networks and TSS cells shared by the proxy tests."""
+"""Fixtures of the proxy tests: the TSS space and a few deployed TSS networks."""
 
 from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
+pytest.importorskip("torch")
 
+from proxy_nets import CONV_CELL, SKIP_CELL, ZERO_CELL  # noqa: E402
 from search_spaces import get_space  # noqa: E402
-
-SHAPE = (3, 8, 8)
-CLASSES = 5
-ZERO_CELL = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
-"""Every edge ``none``: the network's output does not depend on its input."""
-SKIP_CELL = "|skip_connect~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
-CONV_CELL = "|nor_conv_1x1~0|+|none~0|skip_connect~1|+|none~0|none~1|skip_connect~2|"
-
-
-def tiny_net(seed: int = 0, width: int = 4) -> nn.Module:
-    """Conv-BN-ReLU, pooling, linear: a small network for 3x8x8 images and 5 classes."""
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Conv2d(3, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                         nn.Conv2d(width, width, 3, padding=1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(width, CLASSES)).eval()
 
 
 @pytest.fixture(scope="session")

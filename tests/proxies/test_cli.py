@@ -5,7 +5,7 @@ from pathlib import Path
 
 from nasenergy.proxies.cli import main
 
-from conftest import SKIP_CELL, ZERO_CELL
+from proxy_nets import SKIP_CELL, ZERO_CELL
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import compute_arch_proxies, compute_proxies
 from nasenergy.proxies.registry import proxy_names
 
-from conftest import CLASSES, SHAPE, ZERO_CELL, tiny_net
+from proxy_nets import CLASSES, SHAPE, ZERO_CELL, tiny_net
 
 FAST = dict(batch_size=6, seed=0)
 

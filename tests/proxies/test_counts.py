@@ -12,7 +12,7 @@ def test_flops_and_params_of_a_linear_layer():
 
 
 def test_the_deployed_counts_are_the_analytic_ones(tss, tss_nets):
-    from conftest import CONV_CELL
+    from proxy_nets import CONV_CELL
 
     cost = tss.count_deployed(CONV_CELL, "ImageNet16-120")
     ctx = ProxyContext((3, 16, 16), 120, "cpu")

@@ -11,7 +11,7 @@ from nasenergy.proxies.compute import compute_proxies
 from nasenergy.proxies.features import MISSING_FEATURE, PROXY_FEATURE_NAMES, proxy_features
 from nasenergy.testing import FakeMeter
 
-from conftest import SKIP_CELL, ZERO_CELL
+from proxy_nets import SKIP_CELL, ZERO_CELL
 
 
 def test_features_are_finite_and_degenerate_scores_rank_lowest(tss_nets):

@@ -6,7 +6,7 @@ from nasenergy.proxies._common import ProxyContext
 from nasenergy.proxies.data import make_batch
 from nasenergy.proxies.grad_norm import grad_norm
 
-from conftest import CLASSES, SHAPE, tiny_net
+from proxy_nets import CLASSES, SHAPE, tiny_net
 
 
 def test_grad_norm_sums_the_layers_gradient_norms():

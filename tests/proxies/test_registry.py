@@ -6,7 +6,7 @@ from nasenergy.proxies.compute import compute_proxies
 from nasenergy.proxies.registry import PROXIES, ProxyKind, proxy_kind, proxy_names, register_proxy
 from nasenergy.proxies.result import ProxyValue
 
-from conftest import CLASSES, SHAPE, tiny_net
+from proxy_nets import CLASSES, SHAPE, tiny_net
 
 
 def test_the_built_in_proxies_are_registered_in_table_order():

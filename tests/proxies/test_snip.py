@@ -6,7 +6,7 @@ from nasenergy.proxies._common import ProxyContext
 from nasenergy.proxies.data import make_batch
 from nasenergy.proxies.snip import snip
 
-from conftest import CLASSES, SHAPE, tiny_net
+from proxy_nets import CLASSES, SHAPE, tiny_net
 
 
 def test_snip_sums_weight_saliencies_of_convolutions_and_linear_layers():

@@ -6,7 +6,7 @@ from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.proxies.compute import compute_arch_proxies
 from nasenergy.proxies.table import TABLE_COLUMNS, ProxyTable, read_proxy_table, read_rows, report_row
 
-from conftest import SKIP_CELL, ZERO_CELL
+from proxy_nets import SKIP_CELL, ZERO_CELL
 
 
 def write_table(path, rows):
