@@ -9,8 +9,9 @@ from nasenergy.proxies.synflow import synflow
 def test_synflow_of_a_linear_chain_is_its_conserved_flow_per_layer():
     # For a bias-free linear chain, sum over one layer of |theta * dR/dtheta| equals R (synaptic
     # flow is conserved layer by layer; Tanaka et al. 2020), so two layers score 2R.
-    torch.manual_seed(0)
-    net = nn.Sequential(nn.Flatten(), nn.Linear(12, 7, bias=False), nn.Linear(7, 3, bias=False))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Flatten(), nn.Linear(12, 7, bias=False), nn.Linear(7, 3, bias=False))
     w1, w2 = net[1].weight.detach().double().abs(), net[2].weight.detach().double().abs()
     flow = float((w2 @ w1 @ torch.ones(12, dtype=torch.float64)).sum())
     score = synflow(net, ProxyContext((3, 2, 2), 3, "cpu")).score
