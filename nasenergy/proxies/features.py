@@ -27,7 +27,15 @@ MISSING_FEATURE = -1e3
 _LOG = {"synflow", "snip", "grad_norm", "flops", "params"}
 
 __all__ = ["MISSING_FEATURE", "PROXY_FEATURE_NAMES", "LiveProxyFeatures", "RecordedProxyFeatures",
-           "feature_names", "proxy_features"]
+           "feature_names", "provider_for_hardware", "proxy_features"]
+
+
+def provider_for_hardware(hardware: str) -> str:
+    """The proxy feature provider a search on `hardware` (its resolved ``--hardware``) should use:
+    ``proxies-live`` on a GPU meter (``cuda``), where computing them costs a fraction of a second
+    per candidate, and ``proxies`` (the recorded table) otherwise (``recorded``, ``cpu``), where
+    computing them would cost seconds per candidate."""
+    return "proxies-live" if hardware == "cuda" else "proxies"
 
 
 def feature_names(proxies: Sequence[str] = TABLE_PROXIES) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from nasenergy.filter import UtilizationFilter
 from nasenergy.filter.feature_providers import feature_set
 from nasenergy.filter.records import FilterError
 from nasenergy.proxies.compute import compute_proxies
-from nasenergy.proxies.features import MISSING_FEATURE, PROXY_FEATURE_NAMES, proxy_features
+from nasenergy.proxies.features import MISSING_FEATURE, PROXY_FEATURE_NAMES, provider_for_hardware, proxy_features
 from nasenergy.testing import FakeMeter
 
 from proxy_nets import SKIP_CELL, ZERO_CELL
@@ -73,3 +73,8 @@ def test_the_recorded_provider_reads_the_table(tss, tmp_path):
     assert np.allclose(fs(SKIP_CELL), proxy_features(live), rtol=1e-8)
     with pytest.raises(UsageError, match="no row"):
         fs(ZERO_CELL)
+
+
+def test_gpu_searches_compute_proxies_and_others_read_the_table():
+    assert provider_for_hardware("cuda") == "proxies-live"
+    assert provider_for_hardware("recorded") == provider_for_hardware("cpu") == "proxies"
