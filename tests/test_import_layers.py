@@ -24,12 +24,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("nasenergy.errors", "nasenergy.objectives", "nasenergy._registry", "nasenergy._lazy", "nasenergy.log",
      "nasenergy.paths", "nasenergy._cli"),
     ("nasenergy.measurement", "nasenergy.pareto", "nasenergy.quality", "=nasenergy"),
-    ("nasenergy.hardware", "nasenergy.oracles", "nasenergy.dvfs", "nasenergy.filter"),
+    ("nasenergy.hardware", "nasenergy.oracles", "nasenergy.dvfs", "nasenergy.filter", "nasenergy.proxies"),
     ("nasenergy.protocols", "nasenergy.testing"),
     ("nasenergy.run_plots", "nasenergy.report", "nasenergy.run_quality"),
     ("nasenergy.search",),
     ("nasenergy.search.cli", "nasenergy.search.__main__", "=nasenergy.search",
-     "nasenergy.plot", "nasenergy.profile", "nasenergy.benchmark"),
+     "nasenergy.plot", "nasenergy.profile", "nasenergy.benchmark", "nasenergy.proxies.cli",
+     "nasenergy.proxies.__main__"),
     ("experiments",),
 )
 """Lowest first. ``=name`` is that package's ``__init__`` alone (a facade: ``nasenergy.search``

@@ -13,7 +13,7 @@ import pytest
 
 from nasenergy._lazy import lazy_getattr
 
-LAZY_PACKAGES = ("nasenergy.dvfs", "nasenergy.hardware")
+LAZY_PACKAGES = ("nasenergy.dvfs", "nasenergy.hardware", "nasenergy.proxies")
 
 
 @pytest.fixture

@@ -10,7 +10,9 @@ it knows nothing of a particular search space.
 * `PassThroughFilter` (mode ``none``): admit everything.
 
 Extension: `CandidateFilter` (the protocol the search uses), `FilterKind` and `register_filter`
-(`nasenergy.filter.registry`: a new mode is one registration).
+(`nasenergy.filter.registry`: a new mode is one registration). Extra features: `feature_set` joins
+named feature providers (`nasenergy.filter.feature_providers`: the space's structure, zero-cost
+proxies recorded or live; `register_feature_provider` adds one).
 
 Optuna helpers: `filter_trial`, `apply_decision`, `FilteredObjective`, `CompleteTrialBudget`; a
 decision is recorded on its trial by `record_decision` and read back by `decision_of` /
@@ -26,6 +28,13 @@ from nasenergy.filter.energy_bound import (
     EnergyBound,
     OptimisticFigures,
     ScaledBound,
+)
+from nasenergy.filter.feature_providers import (
+    FeatureProviderKind,
+    FeatureSet,
+    feature_provider,
+    feature_set,
+    register_feature_provider,
 )
 from nasenergy.filter.features import CHEAP_FEATURE_NAMES, cheap_features
 from nasenergy.filter.optuna_adapter import (
@@ -59,6 +68,8 @@ __all__ = [
     "Decision",
     "DominanceFilter",
     "EnergyBound",
+    "FeatureProviderKind",
+    "FeatureSet",
     "FilterError",
     "FilterKind",
     "FilteredObjective",
@@ -73,11 +84,14 @@ __all__ = [
     "calibrate_threshold",
     "cheap_features",
     "decision_of",
+    "feature_provider",
+    "feature_set",
     "clopper_pearson_lower",
     "filter_trial",
     "good_mask",
     "measurement_of",
     "record_decision",
+    "register_feature_provider",
     "register_filter",
     "synthetic_observations",
 ]
