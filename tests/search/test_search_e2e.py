@@ -49,7 +49,8 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
             assert r["accuracy_source"] == "recorded" and r["eval_cost_source"] == "recorded"
             # Searched on the 12-epoch validation accuracy; the 200-epoch test accuracy is reported.
             assert (r["accuracy_split"], r["accuracy_schedule"]) == ("x-valid", "12")
-            assert (r["final_split"], r["final_schedule"], r["final_trial"]) == ("ori-test", "200", "mean")
+            assert (r["final_split"], r["final_schedule"]) == ("ori-test", "200")
+            assert r["final_trial"] == "mean" or r["final_trial"].startswith("cells:")  # a network's cells: their mean
             assert r["final_accuracy_pct"] == pytest.approx(min(99.0, r["accuracy_pct"] + 8.0), abs=2e-3)
             assert r["eval_seed"] == evaluation_seed(0, r["trial_number"])
             assert r["throughput_source"] == "modelled" == r["energy_source"] == r["dvfs_source"]
