@@ -142,6 +142,7 @@ def build_subspace(config: Any, components: Any = None) -> Subspace:
             if (r["precision"], int(r["batch_size"])) == (config.precision, config.batch_size)]
     median = float(np.median([float(r["measure_cost_s"]) for r in rows]))
     classes: dict[str, ClassFigures | None] = {}
+    accuracies: dict[str, list[float]] = {}
     n_warmup = 0
     points, index = [], []
     n_cells = 0
@@ -155,7 +156,9 @@ def build_subspace(config: Any, components: Any = None) -> Subspace:
         if fig is None:
             continue
         n_cells += 1
-        for acc in sorted(possible_accuracies(oracle, arch, config.dataset)):
+        if key not in accuracies:  # every cell of a network gets the network's answers
+            accuracies[key] = sorted(possible_accuracies(oracle, arch, config.dataset))
+        for acc in accuracies[key]:
             points.append([acc, fig.throughput_img_per_s, fig.energy_j_per_img])
             index.append(i)
     if not points:
@@ -192,7 +195,8 @@ def possible_accuracies(oracle: Any, arch: Any, dataset: str, n_draws: int = 30)
     """Every search-metric value the oracle can return for `arch` (all recorded runs)."""
     first = oracle.evaluate(arch, dataset, seed=0)
     values = {float(first.accuracy_pct)}
-    if first.trial != "mean":  # one run drawn at random: collect the others
+    cells = getattr(oracle, "oracle", oracle)  # a network oracle's answers are means over its cells
+    if cells.evaluate(arch, dataset, seed=0).trial != "mean":  # one run drawn at random: collect the others
         values |= {float(oracle.evaluate(arch, dataset, seed=s).accuracy_pct) for s in range(1, n_draws)}
     return values
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 
 import pytest
@@ -9,7 +11,8 @@ import pytest
 from fake_parts import dashboard_get, fake_components
 from nasenergy.pareto import dominates
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.objectives import hv_hypervolume, objectives_for, points_of
+from nasenergy.run_quality import run_region
+from nasenergy.search.objectives import objectives_for, points_of
 from nasenergy.search.pipeline import evaluation_seed
 from nasenergy.search.run_files import load_run
 
@@ -76,10 +79,12 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
     front_csv = load_run(tmp_path / "run").rows  # re-read: pareto_front.csv holds the same rows
     assert {r["trial_number"] for r in front_csv if r["on_front"]} == {r["trial_number"] for r in run.front}
 
-    # The report's hypervolume is the front's; it names both accuracies.
-    hv = hv_hypervolume(points_of(evaluated, objs), objs)
+    # The report's quality is the deploy hypervolume of the evaluated networks; it names both accuracies.
+    region = run_region(run.config, run.rows)
+    assert region is not None and region.accuracy_floor_pct == pytest.approx(71.648)  # the shipped median
+    hv = region.volume(points_of(evaluated, objs), objs)
     report = (run.run_dir / "report.md").read_text()
-    assert f"**{hv:.6g}**" in report
+    assert f"deploy hypervolume: **{hv:.4g}**" in report
     assert "final accuracy (reported, never searched on): recorded (24), ori-test, 200 epochs" in report
 
     # config.json and env.json say what ran.
@@ -115,15 +120,20 @@ def test_running_again_resumes_and_a_larger_budget_extends(tmp_path, fake_env):
 
     # Two objectives: the report's hypervolume matches an independent staircase sum.
     ev = [r for r in rows if r["outcome"] == "evaluated"]
-    pts = sorted(((r["accuracy_pct"], r["throughput_img_per_s"]) for r in ev), reverse=True)
+    run = load_run(tmp_path / "run")
+    region = run_region(run.config, run.rows)
+    floor, ref = region.accuracy_floor_pct, region.throughput_ref_img_per_s
+    pts = sorted(((r["accuracy_pct"] - floor, math.log10(r["throughput_img_per_s"] / ref)) for r in ev
+                  if r["accuracy_pct"] >= floor), reverse=True)
     area, best_thr = 0.0, 0.0
     for acc, thr in pts:  # sweep accuracy downwards; each new throughput record adds a slab
         if thr > best_thr:
             area += acc * (thr - best_thr)
             best_thr = thr
-    hv = hv_hypervolume(points_of(ev, objectives_for(["accuracy", "throughput"])), objectives_for(["accuracy", "throughput"]))
-    assert hv == pytest.approx(area, rel=1e-12)
-    assert f"**{hv:.6g}**" in (tmp_path / "run" / "report.md").read_text()
+    objs2 = objectives_for(["accuracy", "throughput"])
+    hv = region.volume(points_of(ev, objs2), objs2)
+    assert area > 0 and hv == pytest.approx(area, rel=1e-12)
+    assert f"**{hv:.4g}** pt x dec" in (tmp_path / "run" / "report.md").read_text()
 
 
 def test_the_candidate_cap_stops_a_run_that_cannot_fill_its_budget(tmp_path, fake_env):
