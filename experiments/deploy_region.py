@@ -123,7 +123,7 @@ def study(space_name: str, dataset: str) -> tuple[dict[str, Any], list[dict[str,
 
 def write_floors(summaries: list[dict[str, Any]]) -> Path:
     """The default floors (`nasenergy.quality.default_floor_pct`) as JSON beside the embedded tables."""
-    path = Path(__file__).resolve().parent.parent / "nasenergy" / "data" / "benchmarks" / FLOORS_FILE
+    path = Path(__file__).resolve().parent.parent / "nasenergy" / "data" / FLOORS_FILE
     floors: dict[str, dict[str, float]] = {}
     for s in summaries:
         floors.setdefault(s["space"], {})[s["dataset"]] = s["accuracy_floor_pct"]
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spaces", default="tss,sss", help="comma-separated (default: tss,sss)")
     parser.add_argument("--write-floors", action="store_true",
                         help="also write the default accuracy floors (each space and dataset's median) to "
-                             "nasenergy/data/benchmarks/" + FLOORS_FILE)
+                             "nasenergy/data/" + FLOORS_FILE)
     args = parser.parse_args(argv)
     spaces = [s for s in args.spaces.split(",") if s]
     if not spaces or any(s not in SPACES for s in spaces):

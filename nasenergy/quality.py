@@ -266,7 +266,7 @@ def regret_profile(found: np.ndarray | Sequence[Sequence[float]], best_possible:
 
 
 FLOORS_FILE = "quality_floors.json"
-"""The default accuracy floors, in ``nasenergy/data/benchmarks``: for each space and dataset, the
+"""The default accuracy floors, in ``nasenergy/data``: for each space and dataset, the
 median search-metric accuracy of the space's deployed networks (each the mean over its cells) in
 the embedded tables, written by ``experiments/deploy_region.py --write-floors``."""
 
@@ -274,7 +274,7 @@ the embedded tables, written by ``experiments/deploy_region.py --write-floors``.
 def default_floor_pct(space: str, dataset: str) -> float | None:
     """The declared default accuracy floor of ``space`` and ``dataset`` (`FLOORS_FILE`), for the
     default search metric; ``None`` where none is shipped."""
-    path = Path(__file__).resolve().parent / "data" / "benchmarks" / FLOORS_FILE
+    path = Path(__file__).resolve().parent / "data" / FLOORS_FILE
     if not path.is_file():
         return None
     floors = json.loads(path.read_text()).get("floors", {})
