@@ -84,6 +84,8 @@ def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial:
     trials = sorted({str(r[trial]) for r in rows if trial and r.get(trial)})
     if trials == ["mean"]:
         text += ", mean over the recorded runs"
+    elif len(trials) == 1 and trials[0].startswith("seed:"):
+        text += f", the recorded run of seed {trials[0].split(':', 1)[1]}"
     elif trials:
         text += ", one recorded run drawn per evaluation"
     return text
