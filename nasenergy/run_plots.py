@@ -89,6 +89,13 @@ def provenance_line(
     return "; ".join(parts) or "no evaluated candidates"
 
 
+def dvfs_applied(evaluated: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any evaluated row was scored at an energy-optimal clock (a DVFS step ran): a run
+    with ``--dvfs none``, or on a meter without energy (the CPU), has its figures at the default
+    clock and never says "optimal clock"."""
+    return any(r.get("dvfs_source") for r in evaluated)
+
+
 def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective]) -> tuple[np.ndarray, np.ndarray]:
     pts = points_of(rows, objectives)
     on = np.array([bool(r.get("on_front")) for r in rows], dtype=bool)
