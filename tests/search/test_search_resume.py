@@ -41,6 +41,7 @@ def _trials(run_dir: Path):
     return optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage).get_trials()
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, fake_env):
     run_dir = tmp_path / "run"
     # 19 evaluations of at least 0.15 s each remain after the 5th: seconds of slack on a slow machine.
@@ -74,6 +75,7 @@ def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, f
     assert all(after[t.number].user_attrs.get("outcome") in ("evaluated", "abandoned") for t in cut)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_writes_files_and_prints_the_resume_command(tmp_path, fake_env):
     run_dir = tmp_path / "run"
     args = ["--budget", "20", "--filter", "none", "--dvfs", "none", "--quiet", "--out", str(run_dir)]
