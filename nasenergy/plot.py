@@ -1,7 +1,9 @@
 """``python -m nasenergy.plot RUN [RUN ...]``: redraw runs' plots from their CSV files and compare them.
 
 Each run folder's PNGs (projections, 3-D view, hypervolume curve) are redrawn in place (or under
-``--out``). With several runs, ``hypervolume_comparison.png`` overlays their hypervolume curves;
+``--out``). With several runs, ``hypervolume_comparison.png`` overlays their hypervolume curves; it is
+written where ``--out`` says, else next to the runs (in their common parent folder), never into the
+current folder;
 runs must share their objectives for their hypervolumes to be comparable (the reference point is
 fixed, see `nasenergy.search.objectives`).
 """
@@ -38,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (holding candidates.csv and config.json)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="where to write: a single run's plots (default: its folder), or the comparison of "
-                        "several runs (default: the current folder)")
+                        "several runs (default: the runs' common parent folder, e.g. runs/)")
     return p
 
 
@@ -66,7 +68,7 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
         objectives = records[0].objectives
         labels = comparison_labels(records)
         curves = {label: hypervolume_series(r.evaluated, objectives) for label, r in zip(labels, records)}
-        target = (out or Path.cwd()) / COMPARISON_PNG
+        target = (out or comparison_folder([r.run_dir for r in records])) / COMPARISON_PNG
         written.append(
             plot_hypervolume(
                 curves,
@@ -77,6 +79,15 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
             )
         )
     return written
+
+
+def comparison_folder(run_dirs: Sequence[Path]) -> Path:
+    """Where a comparison of runs goes without ``--out``: next to the runs, in the deepest folder
+    that holds them all (``runs/`` for runs of one ``runs/`` folder)."""
+    import os
+
+    parents = [str(Path(d).resolve().parent) for d in run_dirs]
+    return Path(os.path.commonpath(parents))
 
 
 def comparison_labels(records: Sequence[Any]) -> list[str]:

@@ -188,3 +188,17 @@ def test_plot_command_rejects_bad_input_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("error: ") for line in err)
     assert "different objectives" in err[1]
+
+
+def test_a_comparison_goes_next_to_the_runs_never_into_the_current_folder(tmp_path, capsys, monkeypatch):
+    from nasenergy.plot import COMPARISON_PNG, main
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    runs = tmp_path / "runs"
+    a = _write_run(runs / "a", "run-a", ["accuracy", "throughput", "energy"], 1)
+    b = _write_run(runs / "b", "run-b", ["accuracy", "throughput", "energy"], 2)
+    assert main([str(a), str(b)]) == 0
+    assert _is_png(runs / COMPARISON_PNG) and not list(elsewhere.iterdir())
+    assert str(runs / COMPARISON_PNG) in capsys.readouterr().out
