@@ -103,7 +103,8 @@ def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjecti
 
 
 def plot_projections(
-    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
+    at_optimal_clock: bool | None = None,
 ) -> Path | None:
     """One panel per pair of objectives: evaluated candidates grey, front members red.
 
@@ -112,10 +113,13 @@ def plot_projections(
         objectives: the run's objectives (at least two, else nothing is drawn).
         path: the PNG to write.
         title: prefix of the figure title.
+        at_optimal_clock: whether throughput and energy were scored at optimal clocks (axis
+            labels say so); default: whether the rows name a DVFS source.
 
     Returns:
         ``path``, or ``None`` with fewer than two objectives.
     """
+    optimal = dvfs_applied(rows) if at_optimal_clock is None else at_optimal_clock
     pairs = list(itertools.combinations(range(len(objectives)), 2))
     if not pairs:
         return None
@@ -126,8 +130,8 @@ def plot_projections(
         ax.scatter(pts[~on, i], pts[~on, j], s=12, c="0.65", label="evaluated")
         front = pts[on][np.argsort(pts[on, i])]
         ax.scatter(front[:, i], front[:, j], s=26, c="tab:red", label="Pareto front", zorder=3)
-        ax.set_xlabel(objectives[i].label)
-        ax.set_ylabel(objectives[j].label)
+        ax.set_xlabel(objectives[i].axis_label(at_optimal_clock=optimal))
+        ax.set_ylabel(objectives[j].axis_label(at_optimal_clock=optimal))
         for set_scale, axis, col in ((ax.set_xscale, ax.xaxis, i), (ax.set_yscale, ax.yaxis, j)):
             values = pts[:, col][np.isfinite(pts[:, col])]
             if objectives[col].name in _LOG_OBJECTIVES and len(values) and values.min() > 0:
@@ -154,13 +158,14 @@ def plot_3d(
     import mpl_toolkits.mplot3d  # noqa: F401  # lazy: matplotlib (registers the 3-D projection)
 
     pts, on = _split(rows, objectives)
+    optimal = dvfs_applied(rows)
     shown = pts.copy()
     labels = []
     for j, obj in enumerate(objectives):
         if obj.name in _LOG_OBJECTIVES:
             with np.errstate(divide="ignore", invalid="ignore"):
                 shown[:, j] = np.log10(shown[:, j])
-            labels.append(f"log10 {obj.label}")
+            labels.append(f"log10 {obj.axis_label(at_optimal_clock=optimal)}")
         else:
             labels.append(obj.label)
     fig = _figure(6.4, 5.6)
