@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasenergy.objectives import SearchObjective, hypervolume_axis_label
-from nasenergy.pareto import points_of, search_hypervolume_curve
+from nasenergy.pareto import non_dominated_mask, points_of, search_hypervolume_curve
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
@@ -129,6 +129,7 @@ def plot_projections(
         ax = fig.add_subplot(1, len(pairs), k + 1)
         ax.scatter(pts[~on, i], pts[~on, j], s=12, c="0.65", label="evaluated")
         front = pts[on][np.argsort(pts[on, i])]
+        _draw_staircase(ax, pts[:, [i, j]], (objectives[i].sense, objectives[j].sense))
         ax.scatter(front[:, i], front[:, j], s=26, c="tab:red", label="Pareto front", zorder=3)
         ax.set_xlabel(objectives[i].axis_label(at_optimal_clock=optimal))
         ax.set_ylabel(objectives[j].axis_label(at_optimal_clock=optimal))
@@ -144,6 +145,20 @@ def plot_projections(
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     fig.tight_layout()
     return _save(fig, path)
+
+
+def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
+    """The front of the two objectives of a panel, drawn as the staircase of what it dominates."""
+    pts = pts[np.isfinite(pts).all(axis=1)]
+    if len(pts) == 0:
+        return
+    stairs = pts[non_dominated_mask(pts, senses)]
+    stairs = stairs[np.argsort(stairs[:, 0])]
+    # between two front points the boundary of the dominated region has the height of the point
+    # further along x's better direction: the one on the right when x is maximized
+    where = "pre" if senses[0] == "maximize" else "post"
+    ax.step(stairs[:, 0], stairs[:, 1], where=where, color="tab:red",
+            alpha=0.5, linewidth=1.0, label="front of these two", zorder=2)
 
 
 def plot_3d(
