@@ -22,6 +22,9 @@ from pathlib import Path
 
 from nasenergy._cli import OneLineParser
 from nasenergy.errors import UsageError
+from nasenergy.hardware.cpu_meter import CpuMeter
+from nasenergy.hardware.deployed import measure_deployed
+from search_spaces import get_space
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "cpu_meter"
 
@@ -40,10 +43,6 @@ def run(cells: int, settings: list[tuple[int, int]], seed: int) -> list[dict[str
     """One row per (setting, cell): wall seconds of two measurements and their throughputs."""
     import numpy as np  # lazy: heavy
     import torch  # lazy: heavy
-
-    from nasenergy.hardware.cpu_meter import CpuMeter
-    from nasenergy.hardware.deployed import measure_deployed
-    from search_spaces import get_space
 
     space = get_space("tss")
     indices = sorted(int(i) for i in np.random.default_rng(seed).choice(space.size, cells, replace=False))

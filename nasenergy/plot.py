@@ -11,6 +11,7 @@ fixed, see `nasenergy.search.objectives`).
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,6 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
 def comparison_folder(run_dirs: Sequence[Path]) -> Path:
     """Where a comparison of runs goes without ``--out``: next to the runs, in the deepest folder
     that holds them all (``runs/`` for runs of one ``runs/`` folder)."""
-    import os
-
     parents = [str(Path(d).resolve().parent) for d in run_dirs]
     return Path(os.path.commonpath(parents))
 
