@@ -306,7 +306,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         lines.append("| " + " | ".join(c[2](r) for c in columns) + " |")
     files = ["`candidates.csv` (every candidate)", *(f"`{f}`" for f in ("pareto_front.csv", "config.json", "env.json",
                                                                       *plot_names(objectives)))]
-    lines += ["", "## Files", "", ", ".join(files) + "."]
+    lines += ["", "## Files", "", ", ".join(files) + " (each plot also as a PDF beside its PNG)."]
     if resume_command:
         lines += ["", f"Resume or extend (a larger `--budget`): `{resume_command}`"]
     if dashboard_command:

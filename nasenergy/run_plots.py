@@ -40,10 +40,30 @@ def _figure(width_in: float, height_in: float) -> "Figure":
     return fig
 
 
-def _save(fig: "Figure", path: Path) -> Path:
+def _save(fig: "Figure", path: Path, small_print: str = "") -> Path:
+    """Write ``path`` (PNG) and the same figure as a PDF beside it (a vector copy for papers);
+    ``small_print`` (e.g. the study name) goes in small grey type at the bottom right."""
+    if small_print:
+        fig.text(0.995, 0.002, small_print, ha="right", va="bottom", fontsize=6, color="0.45")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
+    fig.savefig(path.with_suffix(".pdf"), bbox_inches="tight", pad_inches=0.1)
     return path
+
+
+def readable_title(config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                   objectives: Sequence[SearchObjective]) -> str:
+    """A title a reader understands: space, dataset, objectives and hardware, e.g. ``TSS on
+    CIFAR-10: accuracy, throughput, energy; NVIDIA H200 (fp16, batch 1024)``."""
+    devices = sorted({str(r["measure_device"]) for r in rows if r.get("measure_device")})
+    hardware = ", ".join(devices) or str(config.get("hardware") or "hardware unknown")
+    setting = ", ".join(str(v) for v in (config.get("precision"),
+                                         f"batch {config['batch_size']}" if config.get("batch_size") else None) if v)
+    dataset = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100"}.get(str(config.get("dataset")), config.get("dataset"))
+    space = str(config.get("space") or "").upper()
+    head = " on ".join(str(v) for v in (space, dataset) if v)
+    return (f"{head + ': ' if head else ''}{', '.join(o.name for o in objectives)}; {hardware}"
+            + (f" ({setting})" if setting else ""))
 
 
 def _readable_log_ticks(axis: "Axis", values: np.ndarray) -> None:
@@ -104,7 +124,7 @@ def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjecti
 
 def plot_projections(
     rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
-    at_optimal_clock: bool | None = None,
+    at_optimal_clock: bool | None = None, small_print: str = "",
 ) -> Path | None:
     """One panel per pair of objectives: evaluated candidates grey, front members red.
 
@@ -144,7 +164,7 @@ def plot_projections(
             ax.legend(loc="best", fontsize=8)
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, small_print)
 
 
 def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
@@ -162,7 +182,8 @@ def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
 
 
 def plot_3d(
-    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
+    small_print: str = "",
 ) -> Path | None:
     """A 3-D scatter of three objectives, front members red (``None`` unless three objectives).
 
@@ -192,7 +213,7 @@ def plot_3d(
     ax.set_zlabel(labels[2], fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, small_print)
 
 
 def hypervolume_series(
@@ -210,6 +231,7 @@ def plot_hypervolume(
     objectives: Sequence[SearchObjective],
     title: str = "",
     note: str = "",
+    small_print: str = "",
 ) -> Path:
     """Hypervolume against full evaluations, one line per named curve.
 
@@ -237,7 +259,7 @@ def plot_hypervolume(
     elif curves:
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, small_print)
 
 
 PROJECTIONS_PNG = "pareto_projections.png"
@@ -266,16 +288,19 @@ def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     out = out_dir or record.run_dir
     evaluated = record.evaluated
     objectives = record.objectives
-    title = f"{record.name}: {len(evaluated)} full evaluations"
+    heading = readable_title(record.config, record.rows, objectives)
+    title = f"{heading}: {len(evaluated)} full evaluations"
+    small = f"study {record.name}"
     written = [
-        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title),
-        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title),
+        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small),
+        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title, small_print=small),
         plot_hypervolume(
-            {record.name: hypervolume_series(evaluated, objectives)},
+            {"this run": hypervolume_series(evaluated, objectives)},
             out / HYPERVOLUME_PNG,
             objectives=objectives,
-            title=f"{record.name}\nhypervolume of {', '.join(o.name for o in objectives)}",
+            title=f"{heading}\nhypervolume of {', '.join(o.name for o in objectives)}",
             note=provenance_line(evaluated, objectives),
+            small_print=small,
         ),
     ]
     return [p for p in written if p is not None]

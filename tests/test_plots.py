@@ -84,7 +84,7 @@ def _axis_texts(monkeypatch) -> list[dict]:
     seen: list[dict] = []
     save = plots._save
 
-    def spy(fig, path):
+    def spy(fig, path, small_print=""):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         for ax in fig.axes:
@@ -95,7 +95,7 @@ def _axis_texts(monkeypatch) -> list[dict]:
                 ticks[name] = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
             seen.append({"file": path.name, "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "ticks": ticks,
                          "legend": [t.get_text() for t in legend.get_texts()] if legend else []})
-        return save(fig, path)
+        return save(fig, path, small_print)
 
     monkeypatch.setattr(plots, "_save", spy)
     return seen
@@ -202,3 +202,15 @@ def test_a_comparison_goes_next_to_the_runs_never_into_the_current_folder(tmp_pa
     assert main([str(a), str(b)]) == 0
     assert _is_png(runs / COMPARISON_PNG) and not list(elsewhere.iterdir())
     assert str(runs / COMPARISON_PNG) in capsys.readouterr().out
+
+
+def test_a_run_s_figures_have_a_readable_title_and_a_vector_copy(tmp_path):
+    rows = [dict(r, measure_device="NVIDIA H200") for r in _rows()]
+    cfg = {"study_name": "tss-cifar10-acc.thr.energy-fp16-b1024-x", "space": "tss", "dataset": "cifar10",
+           "precision": "fp16", "batch_size": 1024, "objectives": ["accuracy", "throughput", "energy"]}
+    objs = objectives_for(cfg["objectives"])
+    assert plots.readable_title(cfg, rows, objs) == \
+        "TSS on CIFAR-10: accuracy, throughput, energy; NVIDIA H200 (fp16, batch 1024)"
+    written = plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
+    for png in written:
+        assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
