@@ -124,9 +124,12 @@ def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjecti
 
 def plot_projections(
     rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
-    at_optimal_clock: bool | None = None, small_print: str = "",
+    at_optimal_clock: bool | None = None, small_print: str = "", accuracy_floor: float | None = None,
 ) -> Path | None:
     """One panel per pair of objectives: evaluated candidates grey, front members red.
+
+    With ``accuracy_floor`` (the run's ``min_accuracy``), evaluations below it are left out, so a
+    near-chance network does not stretch the axes, and a note in the title counts them.
 
     Args:
         rows: evaluated candidate rows (with ``on_front``).
@@ -140,6 +143,11 @@ def plot_projections(
         ``path``, or ``None`` with fewer than two objectives.
     """
     optimal = dvfs_applied(rows) if at_optimal_clock is None else at_optimal_clock
+    below = _below_floor(rows, accuracy_floor)
+    rows = [r for r, low in zip(rows, below) if not low]
+    if below.any():
+        title = (f"{title}\n{int(below.sum())} of {len(below)} evaluations below the accuracy floor "
+                 f"{accuracy_floor:g} % are not shown")
     pairs = list(itertools.combinations(range(len(objectives)), 2))
     if not pairs:
         return None
@@ -165,6 +173,14 @@ def plot_projections(
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     fig.tight_layout()
     return _save(fig, path, small_print)
+
+
+def _below_floor(rows: Sequence[Mapping[str, Any]], floor: float | None) -> np.ndarray:
+    """Which rows' accuracy lies below ``floor`` (none without a floor)."""
+    acc = np.array([float(r.get("accuracy_pct") if r.get("accuracy_pct") is not None else np.nan) for r in rows])
+    if floor is None or not len(rows):
+        return np.zeros(len(rows), dtype=bool)
+    return acc < float(floor)
 
 
 def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
@@ -292,7 +308,8 @@ def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     title = f"{heading}: {len(evaluated)} full evaluations"
     small = f"study {record.name}"
     written = [
-        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small),
+        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small,
+                         accuracy_floor=record.config.get("min_accuracy")),
         plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title, small_print=small),
         plot_hypervolume(
             {"this run": hypervolume_series(evaluated, objectives)},

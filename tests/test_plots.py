@@ -214,3 +214,23 @@ def test_a_run_s_figures_have_a_readable_title_and_a_vector_copy(tmp_path):
     written = plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
     for png in written:
         assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_evaluations_below_the_accuracy_floor_are_left_out_and_counted(tmp_path, monkeypatch):
+    rows = _rows(30)
+    floor = sorted(r["accuracy_pct"] for r in rows)[5]  # five rows lie below it
+    titles = []
+    real = plots._save
+
+    def spy(fig, path, small_print=""):
+        titles.append((path.name, fig._suptitle.get_text() if fig._suptitle else "",
+                       sum(len(c.get_offsets()) for ax in fig.axes[:1] for c in ax.collections)))
+        return real(fig, path, small_print)
+
+    monkeypatch.setattr(plots, "_save", spy)
+    cfg = {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"], "min_accuracy": floor}
+    plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
+    plots.draw_run(RunRecord(tmp_path, {k: v for k, v in cfg.items() if k != "min_accuracy"}, rows, {}))
+    (_, with_floor, shown), (_, without, shown_all) = [t for t in titles if t[0] == plots.PROJECTIONS_PNG]
+    assert f"5 of 30 evaluations below the accuracy floor {floor:g} % are not shown" in with_floor
+    assert "floor" not in without and shown == shown_all - 5 == 25
