@@ -108,6 +108,11 @@ def build_filter(mode: str, min_fit: int, target_recall: float, seed: int) -> An
     return UtilizationFilter.create("none")
 
 
+DUPLICATE_OF = "duplicate_of"
+"""User attribute of a trial whose network an earlier trial proposed (it is pruned unmeasured, so
+each network is measured, trained and listed on the front once)."""
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the search; returns a summary."""
     import optuna
@@ -120,11 +125,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     meter = CpuMeter(n_repeats=3, min_repeat_s=0.03)
     flt = build_filter(args.mode, args.min_fit, args.target_recall, args.seed)
     cost_s = {"measure": 0.0, "train": 0.0}
+    first_of: dict[tuple[int, int, int], int] = {}  # network -> the trial that proposed it first
 
     def propose(trial: optuna.Trial) -> Candidate:
         depth = trial.suggest_categorical("depth", DEPTHS)
         width = trial.suggest_categorical("width", WIDTHS)
         kernel = trial.suggest_categorical("kernel", KERNELS)
+        network = (depth, width, kernel)
+        if network in first_of:  # a repeat: measured (and trained, or skipped) once already
+            trial.set_user_attr(DUPLICATE_OF, first_of[network])
+            raise optuna.TrialPruned(f"the network of trial {first_of[network]}")
+        first_of[network] = trial.number
         model = make_cnn(depth, width, kernel, seed=args.seed + trial.number)
         m = meter.measure(model, INPUT_SHAPE, batch_size=256, precision="fp32")
         cost_s["measure"] += m.measure_cost_s
@@ -154,9 +165,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
     """Print what happened."""
     complete, pruned, cost = summary["complete"], summary["pruned"], summary["cost_s"]
-    print(f"mode {args.mode}: {len(complete)} trained, {len(pruned)} skipped by the filter "
-          f"(cheap measuring {cost['measure']:.1f} s, training {cost['train']:.1f} s; figures measured on this CPU)")
-    for t in pruned[:5]:
+    repeats = [t for t in pruned if DUPLICATE_OF in t.user_attrs]
+    skipped = [t for t in pruned if DUPLICATE_OF not in t.user_attrs]
+    print(f"mode {args.mode}: {len(complete)} trained, {len(skipped)} skipped by the filter, "
+          f"{len(repeats)} repeats of a network already proposed (cheap measuring {cost['measure']:.1f} s, "
+          f"training {cost['train']:.1f} s; figures measured on this CPU)")
+    for t in skipped[:5]:
         print(f"  skipped trial {t.number} {t.params}: {decision_of(t)['reason']}")
     print("front (validation accuracy %, throughput img/s):")
     by_number = {t.number: t for t in complete}

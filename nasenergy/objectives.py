@@ -38,7 +38,8 @@ class SearchObjective:
         name: the flag name (``accuracy``, ``throughput``, ``energy``).
         column: the CSV column holding its value, with its unit.
         sense: ``maximize`` or ``minimize``.
-        label: axis label for plots.
+        label: axis label for plots, of the figure wherever it was taken (`axis_label` adds the
+            clock for throughput and energy scored at each network's energy-optimal clock).
         unit: the unit of ``column``.
         short: how it is spelled in a default study name.
         hv_unit: the unit it contributes to the hypervolume (energy enters as efficiency, img/J).
@@ -52,14 +53,22 @@ class SearchObjective:
     short: str = ""
     hv_unit: str = ""
 
+    def axis_label(self, *, at_optimal_clock: bool) -> str:
+        """The plot label; throughput and energy say ``at optimal clock`` when a DVFS step scored
+        them there, and nothing of clocks otherwise (``--dvfs none``, the CPU meter)."""
+        if at_optimal_clock and self.name in ("throughput", "energy"):
+            base, _, unit = self.label.rpartition(" (")
+            return f"{base} at optimal clock ({unit}"
+        return self.label
+
 
 OBJECTIVES: dict[str, SearchObjective] = {
     "accuracy": SearchObjective("accuracy", "accuracy_pct", "maximize", "accuracy (%)",
                                 unit="%", short="acc", hv_unit="%"),
     "throughput": SearchObjective("throughput", "throughput_img_per_s", "maximize",
-                                  "throughput at optimal clock (img/s)", unit="img/s", short="thr",
+                                  "throughput (img/s)", unit="img/s", short="thr",
                                   hv_unit="img/s"),
-    "energy": SearchObjective("energy", "energy_j_per_img", "minimize", "energy at optimal clock (J/img)",
+    "energy": SearchObjective("energy", "energy_j_per_img", "minimize", "energy per image (J/img)",
                               unit="J/img", short="energy", hv_unit="img/J"),
 }
 """The objectives by name, in their canonical order (a search uses a subset, in this order)."""

@@ -268,6 +268,18 @@ def _efficiency_points(points: np.ndarray | Sequence[Sequence[float]],
     return pts
 
 
+def _require_search_objectives(objectives: Sequence[object]) -> None:
+    """Refuse objectives other than `SearchObjective` objects: the search's hypervolume needs to
+    know which column is energy (it enters as 1 / energy), which a sense or an `Objective` (such as
+    `NAS_OBJECTIVES`) does not say, and would silently give another volume."""
+    wrong = [o for o in objectives if not isinstance(o, SearchObjective)]
+    if wrong:
+        raise ParetoError(
+            f"the search hypervolume needs nasenergy.objectives.SearchObjective objects (e.g. "
+            f"nasenergy.objectives.objectives_for(['accuracy', 'throughput', 'energy'])), got {wrong[0]!r}; "
+            "for plain senses and a reference point of your own use nasenergy.pareto.hypervolume")
+
+
 def search_hypervolume(points: np.ndarray | Sequence[Sequence[float]],
                        objectives: Sequence[SearchObjective]) -> float:
     """The hypervolume of ``points`` under the search's convention.
@@ -285,7 +297,11 @@ def search_hypervolume(points: np.ndarray | Sequence[Sequence[float]],
     Returns:
         The dominated volume in the product of the objectives' ``hv_unit``; rows with NaN or a
         non-positive energy are ignored.
+
+    Raises:
+        ParetoError: ``objectives`` are not `SearchObjective` objects (e.g. `NAS_OBJECTIVES`).
     """
+    _require_search_objectives(objectives)
     pts = _efficiency_points(points, objectives)
     return hypervolume(pts, [SEARCH_HV_REFERENCE] * len(objectives), ["maximize"] * len(objectives))
 
@@ -293,7 +309,12 @@ def search_hypervolume(points: np.ndarray | Sequence[Sequence[float]],
 def search_hypervolume_curve(points_in_order: np.ndarray | Sequence[Sequence[float]],
                              objectives: Sequence[SearchObjective]) -> np.ndarray:
     """The `search_hypervolume` after each of the points in order (the k-th value uses the first
-    k+1); rows with NaN are skipped (the value stays)."""
+    k+1); rows with NaN are skipped (the value stays).
+
+    Raises:
+        ParetoError: ``objectives`` are not `SearchObjective` objects (e.g. `NAS_OBJECTIVES`).
+    """
+    _require_search_objectives(objectives)
     pts = np.asarray(points_in_order, dtype=float).reshape(-1, len(objectives))
     out = np.zeros(len(pts))
     front = ParetoFront(objectives)

@@ -1,7 +1,9 @@
 """``python -m nasenergy.plot RUN [RUN ...]``: redraw runs' plots from their CSV files and compare them.
 
 Each run folder's PNGs (projections, 3-D view, hypervolume curve) are redrawn in place (or under
-``--out``). With several runs, ``hypervolume_comparison.png`` overlays their hypervolume curves;
+``--out``). With several runs, ``hypervolume_comparison.png`` overlays their hypervolume curves; it is
+written where ``--out`` says, else next to the runs (in their common parent folder), never into the
+current folder;
 runs must share their objectives for their hypervolumes to be comparable (the reference point is
 fixed, see `nasenergy.search.objectives`).
 """
@@ -9,13 +11,16 @@ fixed, see `nasenergy.search.objectives`).
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
-from nasenergy.run_plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line
+from nasenergy.quality import DeployRegion
+from nasenergy.run_plots import draw_run, hypervolume_series, plot_hypervolume, provenance_line, quality_label
+from nasenergy.run_quality import declared_floor, region_of
 from nasenergy.search.run_files import load_run
 
 COMPARISON_PNG = "hypervolume_comparison.png"
@@ -38,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (holding candidates.csv and config.json)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="where to write: a single run's plots (default: its folder), or the comparison of "
-                        "several runs (default: the current folder)")
+                        "several runs (default: the runs' common parent folder, e.g. runs/)")
     return p
 
 
@@ -65,18 +70,39 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
             )
         objectives = records[0].objectives
         labels = comparison_labels(records)
-        curves = {label: hypervolume_series(r.evaluated, objectives) for label, r in zip(labels, records)}
-        target = (out or Path.cwd()) / COMPARISON_PNG
+        region = comparison_region(records)
+        curves = {label: hypervolume_series(r.evaluated, objectives, region) for label, r in zip(labels, records)}
+        target = (out or comparison_folder([r.run_dir for r in records])) / COMPARISON_PNG
         written.append(
             plot_hypervolume(
                 curves,
                 target,
                 objectives=objectives,
-                title=f"hypervolume of {', '.join(o.name for o in objectives)}",
+                title=f"{'deploy ' if region is not None else ''}hypervolume of {', '.join(o.name for o in objectives)}",
                 note=provenance_line([row for r in records for row in r.evaluated], objectives),
+                y_label=quality_label(region, objectives),
             )
         )
     return written
+
+
+def comparison_region(records: Sequence[Any]) -> DeployRegion | None:
+    """One deploy region for runs compared on one plot: the first run's floor (the runs must
+    declare the same one), references from every run's measured candidates."""
+    floors = {declared_floor(r.config)[0] for r in records}
+    if len(floors) != 1 or None in floors:
+        return None
+    floor = floors.pop()
+    rows = [row for r in records for row in r.rows]
+    return region_of(floor, declared_floor(records[0].config)[1], [x.get("measure_throughput_img_per_s") for x in rows],
+                     [x.get("measure_energy_j_per_img") for x in rows])
+
+
+def comparison_folder(run_dirs: Sequence[Path]) -> Path:
+    """Where a comparison of runs goes without ``--out``: next to the runs, in the deepest folder
+    that holds them all (``runs/`` for runs of one ``runs/`` folder)."""
+    parents = [str(Path(d).resolve().parent) for d in run_dirs]
+    return Path(os.path.commonpath(parents))
 
 
 def comparison_labels(records: Sequence[Any]) -> list[str]:

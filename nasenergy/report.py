@@ -22,7 +22,7 @@ from nasenergy.objectives import SearchObjective, hypervolume_unit
 from nasenergy.quality import DeployRegion
 from nasenergy.run_quality import RunQuality, declared_floor, quality_unit, run_quality, run_region
 from nasenergy.pareto import ParetoFront, points_of
-from nasenergy.run_plots import plot_names
+from nasenergy.run_plots import dvfs_applied, plot_names
 
 if TYPE_CHECKING:
     from nasenergy.protocols import RunView
@@ -90,12 +90,15 @@ def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial:
     single = [t for t in trials if not t.startswith("cells:")]
     parts = []
     if several:
-        parts.append(f"the mean over the cells of the deployed network ({len([r for r in rows if str(r.get(trial, '')).startswith('cells:')])} "
-                     "evaluations; each cell's figure as below)")
+        n_several = len([r for r in rows if str(r.get(trial, "")).startswith("cells:")])
+        parts.append(f"the mean over the cells of the deployed network ({n_several} evaluations; each "
+                     "cell's figure as below)")
     if single == ["mean"]:
         parts.append("mean over the recorded runs")
-    elif single or several:
-        parts.append("one recorded run drawn per evaluation (per cell where several)")
+    elif len(single) == 1 and single[0].startswith("seed:"):
+        parts.append(f"the recorded run of seed {single[0].split(':', 1)[1]}")
+    elif single:
+        parts.append("one recorded run drawn per evaluation")
     return text + "".join(f", {p}" for p in parts)
 
 
@@ -132,7 +135,8 @@ def _coverage_lines(env: Mapping[str, Any], outcomes: Counter) -> list[str]:
     ]
 
 
-def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                 at_optimal_clock: bool = True) -> str:
     decided = [r for r in rows if r.get("outcome") != "duplicate" and r.get("filter_admit") is not None]
     skipped = sum(1 for r in decided if r.get("filter_admit") is False)
     line = (f"- filter {cfg.get('filter')} (target recall {cfg.get('target_recall')}): skipped {skipped} of "
@@ -141,7 +145,8 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     for info in (env.get("workers") or {}).values():
         parts.update(info.get("parts") or {})
     if "energy" in (cfg.get("objectives") or ()) and parts.get("filter energy bound"):
-        line += f"; its energy bound at the optimal clock: {parts['filter energy bound']}"
+        at = " at the optimal clock" if at_optimal_clock else ""
+        line += f"; its energy bound{at}: {parts['filter energy bound']}"
     return line
 
 
@@ -179,8 +184,9 @@ Column = tuple[str, str, Any]
 """A front table column: header, Markdown alignment, and the function giving a row's cell."""
 
 
-def _front_columns(names: Sequence[str]) -> list[Column]:
-    """The Pareto front table's columns for a run with objectives ``names``."""
+def _front_columns(names: Sequence[str], with_dvfs: bool = True) -> list[Column]:
+    """The Pareto front table's columns for a run with objectives ``names`` (the clock columns
+    only ``with_dvfs``)."""
     columns: list[Column] = [
         ("trial", "---:", lambda r: str(r["trial_number"])),
         ("arch index", "---:", lambda r: _fmt(r.get("arch_index"), "d")),
@@ -192,6 +198,8 @@ def _front_columns(names: Sequence[str]) -> list[Column]:
         columns.append(("img/s", "---:", lambda r: _fmt(r.get("throughput_img_per_s"), ",.0f")))
     if "energy" in names:
         columns.append(("J/img", "---:", lambda r: _fmt(r.get("energy_j_per_img"), ".3e")))
+    if not with_dvfs:
+        return columns
     columns += [
         ("optimal clock MHz", "---:", lambda r: _fmt(r.get("optimal_sm_clock_mhz"), ".0f")),
         ("default clock MHz", "---:", lambda r: _fmt(r.get("default_sm_clock_mhz"), ".0f")),
@@ -296,7 +304,8 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
     cap = _worker_field(record.env, "candidate_cap")
     names = [o.name for o in objectives]
     hardware = " and ".join(n for n in ("throughput", "energy") if n in names)
-    columns = _front_columns(names) + board_columns(front)
+    with_dvfs = dvfs_applied(evaluated)
+    columns = _front_columns(names, with_dvfs) + board_columns(front)
     scored = "; ".join(f"scored {n}: {_sources(evaluated, n + '_source')}" for n in ("throughput", "energy")
                        if n in names) or "scored throughput and energy: not objectives of this run"
 
@@ -318,7 +327,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
            if outcomes["infeasible"] else ""),
         f"- distinct networks measured: {len({r.get('network') or r.get('canonical') for r in measured})}",
         *_coverage_lines(record.env, outcomes),
-        _filter_line(cfg, record.env, rows),
+        _filter_line(cfg, record.env, rows, with_dvfs),
         "",
         "## Cost",
         "",
@@ -327,8 +336,9 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         "records where the source says `recorded`)",
         f"- cheap measurements: {_duration(_sum(measured, 'measure_cost_s'))} "
         f"({_by_source(measured, 'measure_cost_s', 'measure_source')}) over {len(measured)} candidates",
-        f"- evaluation time the filter avoided: ≈ {_duration(mean_eval * len(filtered))} (estimated: "
-        f"{len(filtered)} filtered candidates × the mean evaluation cost {_duration(mean_eval)})",
+        *([f"- evaluation time the filter avoided: ≈ {_duration(mean_eval * len(filtered))} (estimated: "
+           f"{len(filtered)} filtered candidates × the mean evaluation cost {_duration(mean_eval)})"]
+          if filtered and mean_eval > 0 else []),
         "",
         "## Quality",
         "",
@@ -345,8 +355,9 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"{_metric(evaluated, 'final_split', 'final_schedule', 'final_trial')}"
         + (f"; unavailable for {len(final_missing)} evaluations ({final_missing[0].get('final_error') or 'no value'})"
            if final_missing else ""),
-        f"- optimal clock (DVFS): "
-        f"{_sources([{**r, 'dvfs_label': r.get('dvfs_label') or r.get('dvfs_source')} for r in evaluated], 'dvfs_label')}",
+        (f"- optimal clock (DVFS): "
+         f"{_sources([{**r, 'dvfs_label': r.get('dvfs_label') or r.get('dvfs_source')} for r in evaluated], 'dvfs_label')}"
+         if with_dvfs else "- DVFS: none applied; every figure is at the default clock"),
         f"- {scored}",
         "",
         "## Caveats",
@@ -357,13 +368,15 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         "",
         f"Search accuracy: {_metric(evaluated, 'accuracy_split', 'accuracy_schedule')} (the objective); final "
         f"accuracy: {_metric(evaluated, 'final_split', 'final_schedule')}."
-        + (f" {hardware.capitalize()} at each cell's optimal clock." if hardware else "")
+        + (f" {hardware.capitalize()} at each cell's optimal clock." if hardware and with_dvfs else "")
+        + (f" {hardware.capitalize()} at the default clock, as measured (no DVFS step)."
+           if hardware and not with_dvfs else "")
         + (" The energy saving is against the default clock; its band is the model's when the network's "
            "clock sensitivity is off by its calibration residual (and, for the generic model, with each "
            "calibrated GPU's shape in turn). The clock comes from a measured sweep (`measured`), a model "
            "calibrated on measured sweeps of this GPU (`modelled (calibrated)`), one carried over from "
            "another GPU (`modelled (extrapolated)`) or the generic model built from what NVML reports "
-           "(`modelled (generic)`)." if "energy" in names else ""),
+           "(`modelled (generic)`)." if "energy" in names and with_dvfs else ""),
         "",
         "| " + " | ".join(c[0] for c in columns) + " |",
         "| " + " | ".join(c[1] for c in columns) + " |",
@@ -372,7 +385,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         lines.append("| " + " | ".join(c[2](r) for c in columns) + " |")
     files = ["`candidates.csv` (every candidate)", *(f"`{f}`" for f in ("pareto_front.csv", "config.json", "env.json",
                                                                       *plot_names(objectives)))]
-    lines += ["", "## Files", "", ", ".join(files) + "."]
+    lines += ["", "## Files", "", ", ".join(files) + " (each plot also as a PDF beside its PNG)."]
     if resume_command:
         lines += ["", f"Resume or extend (a larger `--budget`): `{resume_command}`"]
     if dashboard_command:

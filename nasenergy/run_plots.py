@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nasenergy.objectives import SearchObjective, hypervolume_axis_label
-from nasenergy.pareto import points_of, search_hypervolume_curve
+from nasenergy.pareto import non_dominated_mask, points_of, search_hypervolume_curve
+from nasenergy.quality import DeployRegion
+from nasenergy.run_quality import quality_unit, run_region
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
@@ -40,10 +42,30 @@ def _figure(width_in: float, height_in: float) -> "Figure":
     return fig
 
 
-def _save(fig: "Figure", path: Path) -> Path:
+def _save(fig: "Figure", path: Path, small_print: str = "") -> Path:
+    """Write ``path`` (PNG) and the same figure as a PDF beside it (a vector copy for papers);
+    ``small_print`` (e.g. the study name) goes in small grey type at the bottom right."""
+    if small_print:
+        fig.text(0.995, 0.002, small_print, ha="right", va="bottom", fontsize=6, color="0.45")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
+    fig.savefig(path.with_suffix(".pdf"), bbox_inches="tight", pad_inches=0.1)
     return path
+
+
+def readable_title(config: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                   objectives: Sequence[SearchObjective]) -> str:
+    """A title a reader understands: space, dataset, objectives and hardware, e.g. ``TSS on
+    CIFAR-10: accuracy, throughput, energy; NVIDIA H200 (fp16, batch 1024)``."""
+    devices = sorted({str(r["measure_device"]) for r in rows if r.get("measure_device")})
+    hardware = ", ".join(devices) or str(config.get("hardware") or "hardware unknown")
+    setting = ", ".join(str(v) for v in (config.get("precision"),
+                                         f"batch {config['batch_size']}" if config.get("batch_size") else None) if v)
+    dataset = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100"}.get(str(config.get("dataset")), config.get("dataset"))
+    space = str(config.get("space") or "").upper()
+    head = " on ".join(str(v) for v in (space, dataset) if v)
+    return (f"{head + ': ' if head else ''}{', '.join(o.name for o in objectives)}; {hardware}"
+            + (f" ({setting})" if setting else ""))
 
 
 def _readable_log_ticks(axis: "Axis", values: np.ndarray) -> None:
@@ -89,6 +111,13 @@ def provenance_line(
     return "; ".join(parts) or "no evaluated candidates"
 
 
+def dvfs_applied(evaluated: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any evaluated row was scored at an energy-optimal clock (a DVFS step ran): a run
+    with ``--dvfs none``, or on a meter without energy (the CPU), has its figures at the default
+    clock and never says "optimal clock"."""
+    return any(r.get("dvfs_source") for r in evaluated)
+
+
 def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective]) -> tuple[np.ndarray, np.ndarray]:
     pts = points_of(rows, objectives)
     on = np.array([bool(r.get("on_front")) for r in rows], dtype=bool)
@@ -96,19 +125,31 @@ def _split(rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjecti
 
 
 def plot_projections(
-    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
+    at_optimal_clock: bool | None = None, small_print: str = "", accuracy_floor: float | None = None,
 ) -> Path | None:
     """One panel per pair of objectives: evaluated candidates grey, front members red.
+
+    With ``accuracy_floor`` (the run's ``min_accuracy``), evaluations below it are left out, so a
+    near-chance network does not stretch the axes, and a note in the title counts them.
 
     Args:
         rows: evaluated candidate rows (with ``on_front``).
         objectives: the run's objectives (at least two, else nothing is drawn).
         path: the PNG to write.
         title: prefix of the figure title.
+        at_optimal_clock: whether throughput and energy were scored at optimal clocks (axis
+            labels say so); default: whether the rows name a DVFS source.
 
     Returns:
         ``path``, or ``None`` with fewer than two objectives.
     """
+    optimal = dvfs_applied(rows) if at_optimal_clock is None else at_optimal_clock
+    below = _below_floor(rows, accuracy_floor)
+    rows = [r for r, low in zip(rows, below) if not low]
+    if below.any():
+        title = (f"{title}\n{int(below.sum())} of {len(below)} evaluations below the accuracy floor "
+                 f"{accuracy_floor:g} % are not shown")
     pairs = list(itertools.combinations(range(len(objectives)), 2))
     if not pairs:
         return None
@@ -118,9 +159,10 @@ def plot_projections(
         ax = fig.add_subplot(1, len(pairs), k + 1)
         ax.scatter(pts[~on, i], pts[~on, j], s=12, c="0.65", label="evaluated")
         front = pts[on][np.argsort(pts[on, i])]
+        _draw_staircase(ax, pts[:, [i, j]], (objectives[i].sense, objectives[j].sense))
         ax.scatter(front[:, i], front[:, j], s=26, c="tab:red", label="Pareto front", zorder=3)
-        ax.set_xlabel(objectives[i].label)
-        ax.set_ylabel(objectives[j].label)
+        ax.set_xlabel(objectives[i].axis_label(at_optimal_clock=optimal))
+        ax.set_ylabel(objectives[j].axis_label(at_optimal_clock=optimal))
         for set_scale, axis, col in ((ax.set_xscale, ax.xaxis, i), (ax.set_yscale, ax.yaxis, j)):
             values = pts[:, col][np.isfinite(pts[:, col])]
             if objectives[col].name in _LOG_OBJECTIVES and len(values) and values.min() > 0:
@@ -132,11 +174,34 @@ def plot_projections(
             ax.legend(loc="best", fontsize=8)
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, small_print)
+
+
+def _below_floor(rows: Sequence[Mapping[str, Any]], floor: float | None) -> np.ndarray:
+    """Which rows' accuracy lies below ``floor`` (none without a floor)."""
+    acc = np.array([float(r.get("accuracy_pct") if r.get("accuracy_pct") is not None else np.nan) for r in rows])
+    if floor is None or not len(rows):
+        return np.zeros(len(rows), dtype=bool)
+    return acc < float(floor)
+
+
+def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
+    """The front of the two objectives of a panel, drawn as the staircase of what it dominates."""
+    pts = pts[np.isfinite(pts).all(axis=1)]
+    if len(pts) == 0:
+        return
+    stairs = pts[non_dominated_mask(pts, senses)]
+    stairs = stairs[np.argsort(stairs[:, 0])]
+    # between two front points the boundary of the dominated region has the height of the point
+    # further along x's better direction: the one on the right when x is maximized
+    where = "pre" if senses[0] == "maximize" else "post"
+    ax.step(stairs[:, 0], stairs[:, 1], where=where, color="tab:red",
+            alpha=0.5, linewidth=1.0, label="front of these two", zorder=2)
 
 
 def plot_3d(
-    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = ""
+    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
+    small_print: str = "",
 ) -> Path | None:
     """A 3-D scatter of three objectives, front members red (``None`` unless three objectives).
 
@@ -147,13 +212,14 @@ def plot_3d(
     import mpl_toolkits.mplot3d  # noqa: F401  # lazy: matplotlib (registers the 3-D projection)
 
     pts, on = _split(rows, objectives)
+    optimal = dvfs_applied(rows)
     shown = pts.copy()
     labels = []
     for j, obj in enumerate(objectives):
         if obj.name in _LOG_OBJECTIVES:
             with np.errstate(divide="ignore", invalid="ignore"):
                 shown[:, j] = np.log10(shown[:, j])
-            labels.append(f"log10 {obj.label}")
+            labels.append(f"log10 {obj.axis_label(at_optimal_clock=optimal)}")
         else:
             labels.append(obj.label)
     fig = _figure(6.4, 5.6)
@@ -165,15 +231,26 @@ def plot_3d(
     ax.set_zlabel(labels[2], fontsize=8)
     ax.legend(loc="upper left", fontsize=8)
     fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, small_print)
 
 
 def hypervolume_series(
-    evaluated_in_order: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective]
+    evaluated_in_order: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective],
+    region: DeployRegion | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(evaluations, hypervolume)``: x = 1..n full evaluations, y = hypervolume after each."""
+    """``(evaluations, hypervolume)``: x = 1..n full evaluations, y = the deploy hypervolume of
+    ``region`` after each (`nasenergy.quality`; without a region, the origin hypervolume)."""
     pts = points_of(evaluated_in_order, objectives)
-    return np.arange(1, len(pts) + 1), search_hypervolume_curve(pts, objectives)
+    curve = region.curve(pts, objectives) if region is not None else search_hypervolume_curve(pts, objectives)
+    return np.arange(1, len(pts) + 1), curve
+
+
+def quality_label(region: DeployRegion | None, objectives: Sequence[SearchObjective]) -> str:
+    """The hypervolume plots' y label: the deploy hypervolume with its floor, else the origin one."""
+    if region is None:
+        return hypervolume_axis_label(objectives)
+    return (f"deploy hypervolume ({quality_unit(objectives)}), floor {region.accuracy_floor_pct:.1f} %, "
+            "log hardware axes")
 
 
 def plot_hypervolume(
@@ -183,6 +260,8 @@ def plot_hypervolume(
     objectives: Sequence[SearchObjective],
     title: str = "",
     note: str = "",
+    small_print: str = "",
+    y_label: str | None = None,
 ) -> Path:
     """Hypervolume against full evaluations, one line per named curve.
 
@@ -201,7 +280,7 @@ def plot_hypervolume(
         label = f"{name}, {len(x)} evaluations" if n_curves == 1 else f"{name}\n    {len(x)} evaluations"
         ax.step(x, y, where="post", label=label)
     ax.set_xlabel("full accuracy evaluations (count)")
-    ax.set_ylabel(hypervolume_axis_label(objectives), fontsize=9)
+    ax.set_ylabel(y_label or hypervolume_axis_label(objectives), fontsize=9)
     ax.yaxis.set_major_formatter(_short_number_formatter())
     ax.grid(True, alpha=0.3)
     ax.set_title("\n".join(t for t in (title, note) if t), fontsize=9)
@@ -210,7 +289,7 @@ def plot_hypervolume(
     elif curves:
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, small_print)
 
 
 PROJECTIONS_PNG = "pareto_projections.png"
@@ -239,16 +318,23 @@ def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     out = out_dir or record.run_dir
     evaluated = record.evaluated
     objectives = record.objectives
-    title = f"{record.name}: {len(evaluated)} full evaluations"
+    heading = readable_title(record.config, record.rows, objectives)
+    title = f"{heading}: {len(evaluated)} full evaluations"
+    small = f"study {record.name}"
+    region = run_region(record.config, record.rows)
     written = [
-        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title),
-        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title),
+        plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small,
+                         accuracy_floor=record.config.get("min_accuracy")),
+        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title, small_print=small),
         plot_hypervolume(
-            {record.name: hypervolume_series(evaluated, objectives)},
+            {"this run": hypervolume_series(evaluated, objectives, region)},
             out / HYPERVOLUME_PNG,
             objectives=objectives,
-            title=f"{record.name}\nhypervolume of {', '.join(o.name for o in objectives)}",
+            title=f"{heading}\n{'deploy ' if region is not None else ''}hypervolume of "
+                  f"{', '.join(o.name for o in objectives)}",
             note=provenance_line(evaluated, objectives),
+            small_print=small,
+            y_label=quality_label(region, objectives),
         ),
     ]
     return [p for p in written if p is not None]

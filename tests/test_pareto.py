@@ -155,3 +155,19 @@ def test_pareto_front_from_points_equals_incremental() -> None:
     bulk = ParetoFront.from_points(pts, senses, keys=list(range(len(pts))))
     assert sorted(inc.keys) == sorted(bulk.keys)
     assert inc.hypervolume((-5, -5, 5)) == pytest.approx(bulk.hypervolume((-5, -5, 5)))
+
+
+def test_the_search_hypervolume_refuses_objectives_that_do_not_name_energy() -> None:
+    """`NAS_OBJECTIVES` (columns and senses) cannot tell the search hypervolume which column is
+    energy; given them, it used to return a volume with energy taken as is. Now it refuses."""
+    from nasenergy.objectives import objectives_for
+    from nasenergy.pareto import NAS_OBJECTIVES, ParetoError, search_hypervolume, search_hypervolume_curve
+
+    points = [[90.0, 1000.0, 0.5], [80.0, 4000.0, 0.25]]
+    right = search_hypervolume(points, objectives_for(["accuracy", "throughput", "energy"]))
+    assert right == pytest.approx(80.0 * 4000.0 * 4.0 + 10.0 * 1000.0 * 2.0)
+    for call in (search_hypervolume, search_hypervolume_curve):
+        with pytest.raises(ParetoError, match="SearchObjective"):
+            call(points, NAS_OBJECTIVES)
+        with pytest.raises(ParetoError, match="SearchObjective"):
+            call(points, ["maximize", "maximize", "minimize"])

@@ -84,7 +84,7 @@ def _axis_texts(monkeypatch) -> list[dict]:
     seen: list[dict] = []
     save = plots._save
 
-    def spy(fig, path):
+    def spy(fig, path, small_print=""):
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         for ax in fig.axes:
@@ -95,7 +95,7 @@ def _axis_texts(monkeypatch) -> list[dict]:
                 ticks[name] = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
             seen.append({"file": path.name, "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "ticks": ticks,
                          "legend": [t.get_text() for t in legend.get_texts()] if legend else []})
-        return save(fig, path)
+        return save(fig, path, small_print)
 
     monkeypatch.setattr(plots, "_save", spy)
     return seen
@@ -188,3 +188,49 @@ def test_plot_command_rejects_bad_input_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("error: ") for line in err)
     assert "different objectives" in err[1]
+
+
+def test_a_comparison_goes_next_to_the_runs_never_into_the_current_folder(tmp_path, capsys, monkeypatch):
+    from nasenergy.plot import COMPARISON_PNG, main
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    runs = tmp_path / "runs"
+    a = _write_run(runs / "a", "run-a", ["accuracy", "throughput", "energy"], 1)
+    b = _write_run(runs / "b", "run-b", ["accuracy", "throughput", "energy"], 2)
+    assert main([str(a), str(b)]) == 0
+    assert _is_png(runs / COMPARISON_PNG) and not list(elsewhere.iterdir())
+    assert str(runs / COMPARISON_PNG) in capsys.readouterr().out
+
+
+def test_a_run_s_figures_have_a_readable_title_and_a_vector_copy(tmp_path):
+    rows = [dict(r, measure_device="NVIDIA H200") for r in _rows()]
+    cfg = {"study_name": "tss-cifar10-acc.thr.energy-fp16-b1024-x", "space": "tss", "dataset": "cifar10",
+           "precision": "fp16", "batch_size": 1024, "objectives": ["accuracy", "throughput", "energy"]}
+    objs = objectives_for(cfg["objectives"])
+    assert plots.readable_title(cfg, rows, objs) == \
+        "TSS on CIFAR-10: accuracy, throughput, energy; NVIDIA H200 (fp16, batch 1024)"
+    written = plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
+    for png in written:
+        assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_evaluations_below_the_accuracy_floor_are_left_out_and_counted(tmp_path, monkeypatch):
+    rows = _rows(30)
+    floor = sorted(r["accuracy_pct"] for r in rows)[5]  # five rows lie below it
+    titles = []
+    real = plots._save
+
+    def spy(fig, path, small_print=""):
+        titles.append((path.name, fig._suptitle.get_text() if fig._suptitle else "",
+                       sum(len(c.get_offsets()) for ax in fig.axes[:1] for c in ax.collections)))
+        return real(fig, path, small_print)
+
+    monkeypatch.setattr(plots, "_save", spy)
+    cfg = {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"], "min_accuracy": floor}
+    plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
+    plots.draw_run(RunRecord(tmp_path, {k: v for k, v in cfg.items() if k != "min_accuracy"}, rows, {}))
+    (_, with_floor, shown), (_, without, shown_all) = [t for t in titles if t[0] == plots.PROJECTIONS_PNG]
+    assert f"5 of 30 evaluations below the accuracy floor {floor:g} % are not shown" in with_floor
+    assert "floor" not in without and shown == shown_all - 5 == 25

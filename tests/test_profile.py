@@ -201,3 +201,39 @@ def test_an_explicit_unrecorded_setting_is_an_error(two_setting_profile, capsys)
     assert "no record of" in capsys.readouterr().err
     assert _exit_status(_recorded_json(path, canons[1], "--precision", "fp32")) == 2
     assert "no record of" in capsys.readouterr().err
+
+
+def _curve_rows(block: str) -> dict[str, list[float]]:
+    """The marked rows (``*`` chosen, ``d`` default) of a printed DVFS table: mark -> figures."""
+    rows = {}
+    for line in block.splitlines():
+        mark, rest = line[:2].strip(), line[2:].split()
+        if mark and len(rest) == 6 and rest[0].replace(".", "").isdigit():
+            rows[mark] = [float(v) for v in rest]
+    return rows
+
+
+@pytest.mark.parametrize("arch_index", [0, 9425])
+def test_printed_dvfs_figures_agree_with_the_table_and_with_each_other(capsys, arch_index):
+    """On the shipped profile (whose energy window's average power is not exactly energy x
+    throughput), the default-clock row shows the table's energy per image, and every saving is
+    printed with one sign convention: positive when energy falls, in the summary and the rows."""
+    import re
+
+    space = search_spaces.get_space("tss")
+    arch = str(space.arch_at(arch_index))
+    assert profile.main(["--hardware", "recorded", "--arch", arch, "--precision", "all", "--dvfs"]) == 0
+    out = capsys.readouterr().out
+    blocks = out.split("\n\n")[1:]
+    # each precision: its table with the curve's summary lines, then the curve's rows
+    heads = [b for b in blocks if b.startswith(("fp16", "fp32"))]
+    curves = [_curve_rows(b) for b in blocks if "clock_mhz" in b]
+    assert len(heads) == len(curves) == 2
+    for head, rows in zip(heads, curves):
+        energy_mj = float(re.search(r"energy per image\s+([0-9.]+) mJ", head).group(1))
+        assert rows["d"][4] == pytest.approx(energy_mj, rel=2e-4)   # the default-clock row
+        assert rows["d"][5] == 0.0
+        line = next(s for s in head.splitlines() if s.startswith("mode min-energy"))
+        saved = float(re.search(r"\(([-0-9.]+) % saved vs default", line).group(1))
+        assert saved > 0 and rows["*"][5] == pytest.approx(saved, abs=0.051)
+    assert "-0.0" not in out

@@ -179,3 +179,34 @@ def test_report_names_the_boards_of_the_front_and_a_normalisation():
         row["measure_gpu_uuid"] = "GPU-aaaaaaaa-1"
     text = render_report(rec)
     assert "1 measured the front" in text and "| board |" not in text
+
+
+def _without_dvfs(rec: RunRecord, *, filtered: bool = True) -> RunRecord:
+    rows = [{k: v for k, v in r.items() if not k.startswith(("dvfs_", "optimal_", "default_sm", "energy_saving"))}
+            for r in rec.rows if filtered or r.get("outcome") != "filtered"]
+    return RunRecord(rec.run_dir, {**rec.config, "dvfs": "none"}, rows, rec.env)
+
+
+def test_a_run_without_dvfs_never_speaks_of_an_optimal_clock():
+    """--dvfs none, or a meter without energy (the CPU): figures at the default clock; neither the
+    report, nor the plot labels, nor the filter's bound line say "optimal clock"."""
+    from nasenergy.objectives import OBJECTIVES
+    from nasenergy.run_plots import dvfs_applied
+
+    env = {"workers": {"w": {"parts": {"filter energy bound": "default-clock figures as measured"}}}}
+    rec = _without_dvfs(_record(env))
+    text = render_report(rec)
+    assert "optimal clock" not in text.lower() and "energy saving" not in text
+    assert "at the default clock, as measured (no DVFS step)" in text
+    assert "| 0 | 11 | `A` | 91.00 | 94.10 | 1,000 | 5.000e-01 |\n" in text  # no clock columns
+    assert not dvfs_applied(rec.evaluated) and dvfs_applied(_record().evaluated)
+    for obj in OBJECTIVES.values():
+        assert "optimal" not in obj.axis_label(at_optimal_clock=False)
+    assert OBJECTIVES["energy"].axis_label(at_optimal_clock=True) == "energy per image at optimal clock (J/img)"
+    assert "optimal clock" in render_report(_record(env))
+
+
+def test_a_line_with_nothing_to_say_is_left_out():
+    """Nothing filtered: no "evaluation time the filter avoided: ≈ 0.00 s" line."""
+    assert "the filter avoided: ≈" in render_report(_record())
+    assert "the filter avoided" not in render_report(_without_dvfs(_record(), filtered=False))

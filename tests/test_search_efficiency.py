@@ -247,6 +247,7 @@ def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
     assert "all 4 TSS deployed networks" in pairs
 
 
+@pytest.mark.slow
 def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
     """Each network (class and deployed structure) is scored once, from its own recorded row of
     the profile given (``--profile``)."""

@@ -344,12 +344,12 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
         lines.append(f"caveat: {opt.caveat}")
     lines += [
         f"mode {mode}: best {opt.sm_clock_mhz:g} MHz ({opt.label}), energy "
-        f"{opt.energy_j_per_img * 1e3:.4g} mJ/img ({opt.energy_saving_frac * 100:+.1f}% saved vs "
-        f"default, band {band[0] * 100:+.1f}% to {band[1] * 100:+.1f}%), throughput "
-        f"{opt.throughput_change_frac * 100:+.1f}%, {opt.n_probes} probes",
+        f"{opt.energy_j_per_img * 1e3:.4g} mJ/img ({_pct1(opt.energy_saving_frac)} % saved vs "
+        f"default, band {_pct1(band[0])} % to {_pct1(band[1])} %), throughput "
+        f"{_pct1(opt.throughput_change_frac, sign=True)} % vs default, {opt.n_probes} probes",
         "",
         f"{'':2}{'clock_mhz':>9} {'time_us_per_img':>16} {'throughput_img_per_s':>21} "
-        f"{'power_w':>8} {'energy_mj_per_img':>18} {'vs_default':>10}",
+        f"{'power_w':>8} {'energy_mj_per_img':>18} {'saved_vs_default_pct':>21}",
     ]
     e_def = default.energy_j_per_img
     for i in _rows_to_show(len(f), {i_best, i_def}, max_rows):
@@ -357,7 +357,7 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
         e = curve.energy_j_per_img[i]
         lines.append(f"{mark:2}{f[i]:9.0f} {curve.time_s_per_img[i] * 1e6:16.5g} "
                      f"{1.0 / curve.time_s_per_img[i]:21.6g} {curve.power_w[i]:8.1f} "
-                     f"{e * 1e3:18.5g} {(e / e_def - 1) * 100:+9.1f}%")
+                     f"{e * 1e3:18.5g} {_pct1(1.0 - e / e_def):>21}")
     text = "\n".join(lines)
     if png_path is not None:
         lo_e, hi_e = _band_curves(model, obs, clocks)
@@ -365,6 +365,13 @@ def show_curve(measurement: Measurement, *, device: Any = None, png_path: str | 
               Path(png_path), f"{name} on {measurement.device_name}: {opt.label} DVFS curve "
               f"({p.name} parameters)", band=(lo_e, hi_e))
     return text
+
+
+def _pct1(frac: float, *, sign: bool = False) -> str:
+    """``frac`` in percent with one decimal, never ``-0.0``; savings are positive when energy
+    falls (the sign convention of every saving nasenergy prints), changes carry their sign."""
+    value = round(100.0 * float(frac), 1) + 0.0
+    return f"{value:+.1f}" if sign else f"{value:.1f}"
 
 
 def _shapes(params: GpuDvfsParams) -> list[GpuDvfsParams]:

@@ -171,11 +171,15 @@ def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = 
                                  power_capped: bool | None = None) -> WorkloadObservation:
     """The default-clock observation in a `Measurement`.
 
-    Board power is ``avg_power_w``; if that is missing it is rebuilt from ``energy_j_per_img`` (on
-    its basis, adding idle power back for ``above_idle``). The clock is ``sm_clock_mhz`` (the
-    clock held during the run), else the parameter set's default clock. `power_capped` ``None``
-    takes the run as power-capped when its board power reached `POWER_CAP_FRAC` of the set's
-    power limit; pass NVML's verdict (the software power-cap reason) where it is known.
+    Board power is the one that makes the default-clock point the measurement's own figures:
+    ``energy_j_per_img × throughput`` (on the energy's basis, adding idle power back for
+    ``above_idle``), so the curve at the default clock gives the energy per image the measurement
+    reports (the energy window's average power, ``avg_power_w``, can differ from it by a few tenths
+    of a percent, as the window's throughput differs from the timed one). Without an energy figure
+    it is ``avg_power_w``. The clock is ``sm_clock_mhz``, else the parameter set's default clock.
+    `power_capped` ``None`` takes the run as power-capped when its board power reached
+    `POWER_CAP_FRAC` of the set's power limit; pass NVML's verdict (the software power-cap reason)
+    where it is known.
 
     Raises:
         UsageError: the measurement has neither power nor energy, or no usable clock.
@@ -184,7 +188,7 @@ def observation_from_measurement(m: Measurement, params: GpuDvfsParams | None = 
         raise UsageError("measurement has no positive throughput; cannot model its DVFS curve")
     t0 = 1.0 / m.throughput_img_per_s
     power = m.avg_power_w
-    if power is None and m.energy_j_per_img is not None:
+    if m.energy_j_per_img is not None and math.isfinite(m.energy_j_per_img) and m.energy_j_per_img > 0:
         power = m.energy_j_per_img / t0
         if m.energy_basis == "above_idle":
             idle = m.idle_power_w if m.idle_power_w is not None else (

@@ -133,6 +133,7 @@ class DominanceFilter(UtilizationFilter):
         make_estimator(estimator, self.estimator_params, self.seed)  # validate early
         self._model: CVPlusRegressor | None = None
         self._n_at_fit = 0
+        self._fit_base: int | None = self.min_fit  # None: at the next decision, on every evaluation
 
     # ----- options and state ----------------------------------------------------------------
     def options(self) -> dict[str, Any]:
@@ -163,6 +164,7 @@ class DominanceFilter(UtilizationFilter):
             if custom
             else None,
             "n_at_fit": self._n_at_fit if self._model is not None else None,
+            "fit_base": self._fit_base,
         }
 
     def _restore_state(self, state: dict[str, Any]) -> None:
@@ -176,6 +178,10 @@ class DominanceFilter(UtilizationFilter):
             if not 2 <= int(n_at_fit) <= self.n_observed:
                 raise FilterError(f"corrupt saved filter: model fitted on {n_at_fit} of {self.n_observed} evaluations")
             self._fit_model(int(n_at_fit))
+        base = state.get("fit_base", int(n_at_fit) if n_at_fit else self.min_fit)
+        if base is not None and not (isinstance(base, int) and 0 <= base <= max(self.n_observed, self.min_fit)):
+            raise FilterError(f"corrupt saved filter: refit schedule base {base!r}")
+        self._fit_base = base
 
     def _validate_observations(self) -> None:
         n_extra_features(self._observations)
@@ -185,7 +191,7 @@ class DominanceFilter(UtilizationFilter):
         """Replace the evaluated candidates by ``sample``; the model is refitted before the next
         decision. Returns self."""
         super().fit(sample)
-        self._model, self._n_at_fit = None, 0
+        self._model, self._n_at_fit, self._fit_base = None, 0, None
         return self
 
     def _fit_model(self, n: int) -> None:
@@ -195,12 +201,29 @@ class DominanceFilter(UtilizationFilter):
         self._model, self._n_at_fit = model, n
         self._stale = False
 
+    def fit_size(self, n: int) -> int:
+        """How many of ``n`` evaluations (the first ones) the model is fitted on: the last point of
+        the refit schedule (``min_fit``, then each time at least ``refit_every`` and
+        ``refit_growth`` of the last fit's data have arrived) that ``n`` has reached. A function of
+        ``n`` alone, so a filter rebuilt from the same evaluations (a resumed search, a loaded
+        file) decides as the one that learnt them one at a time. After `fit`, the schedule starts
+        from all the evaluations known at the next decision."""
+        size = max(self.min_fit, n if self._fit_base is None else self._fit_base)
+        while True:
+            step = max(self.refit_every, math.ceil(self.refit_growth * size - 1e-9), 1)
+            if size + step > n:
+                return size
+            size += step
+
     def _ensure_model(self) -> CVPlusRegressor | None:
         n = self.n_observed
         if n < self.min_fit:
             return None
-        if self._model is None or n - self._n_at_fit >= max(self.refit_every, self.refit_growth * self._n_at_fit):
-            self._fit_model(n)
+        if self._fit_base is None:
+            self._fit_base = n
+        size = self.fit_size(n)
+        if self._model is None or size != self._n_at_fit:
+            self._fit_model(size)
         return self._model
 
     def predict_accuracy(

@@ -57,6 +57,8 @@ class BenchmarkData:
         est_eval_rate: predicted evaluation seconds per image, or None.
         provenance: JSON-able facts about where the data came from (kind, source path, files,
             ignored columns, conflicts).
+        means_seed: metric key → the seed of the single run `means` holds, for a source whose one
+            figure per cell is one run's rather than a mean (the embedded SSS tables: seed 777).
     """
 
     space_name: str
@@ -69,6 +71,7 @@ class BenchmarkData:
     est_train_rate: np.ndarray | None = None
     est_eval_rate: np.ndarray | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
+    means_seed: dict[MetricKey, int] = field(default_factory=dict)
     _costs: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
     _n_trials: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
     _means: dict[MetricKey, np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)

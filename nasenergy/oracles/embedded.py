@@ -103,6 +103,7 @@ def load_embedded(space_name: str, directory: str | Path | None = None) -> Bench
     for spec in specs:
         if spec.kind == "cost_model":
             data.est_train_rate, data.est_eval_rate = _read_rates(folder / spec.name, data.size)
+    data.means_seed = {key: seed for spec in specs for key, seed in spec.seed_of().items() if seed is not None}
     sources = sorted({f for spec in specs for f in spec.sources})
     data.provenance = {
         "kind": "embedded",

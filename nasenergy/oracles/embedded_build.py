@@ -43,6 +43,7 @@ from nasenergy.oracles.embedded_sources import (
     TABLES,
     TIME_DIGITS,
     TableSpec,
+    figure_words,
     tables_of,
 )
 from nasenergy.oracles.errors import BenchmarkNotFoundError, MetricNotAvailableError
@@ -197,6 +198,9 @@ def _manifest(shared: Path, built: list[BuiltTable], fits: dict[str, Any]) -> di
             header = fh.readline().strip().split(",")
         tables[spec.name] = {"space": spec.space, "kind": spec.kind, "rows": table.rows, "columns": header,
                              "sources": list(spec.sources)}
+        if spec.seeds:
+            tables[spec.name]["figures"] = {"/".join(key): figure_words(seed)
+                                            for key, seed in spec.seed_of().items()}
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -233,6 +237,16 @@ def attribution_text() -> str:
             s = SOURCE_BY_FILE[name]
             lines.append(f"| `{spec.name}` | `{s.file}` | {s.repository} @ {s.commit} | `{s.path}` | "
                          f"{s.licence} |")
+    lines += [
+        "",
+        "What one figure per cell is (NATS-Bench recorded several training runs, with different seeds, "
+        "for some settings):",
+        "",
+        "| shipped table | dataset / split / epochs | figure |",
+        "|---|---|---|",
+        *(f"| `{spec.name}` | {' / '.join(key)} | {figure_words(seed)} |"
+          for spec in TABLES for key, seed in spec.seed_of().items()),
+    ]
     lines += [
         "",
         "Repositories without a licence file (" + ", ".join(

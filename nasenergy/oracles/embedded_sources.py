@@ -76,6 +76,8 @@ class TableSpec:
             evaluation seconds) or ``cost_model`` (the fitted per-image rates).
         sources: the `SOURCES` files it is derived from.
         metrics: the metric keys of an ``accuracy`` table, in column order.
+        seeds: per metric key, what its one figure per cell is: ``None`` for the mean over the
+            runs NATS-Bench recorded, else the seed of the single run it is.
     """
 
     name: str
@@ -83,6 +85,11 @@ class TableSpec:
     kind: str
     sources: tuple[str, ...]
     metrics: tuple[MetricKey, ...] = ()
+    seeds: tuple[int | None, ...] = ()
+
+    def seed_of(self) -> dict[MetricKey, int | None]:
+        """``{metric key: seed or None (a mean over the recorded runs)}`` of an accuracy table."""
+        return dict(zip(self.metrics, self.seeds))
 
 
 _HP12, _HP200, _TIMES, _SSS_VALID, _SSS_TEST = (s.file for s in SOURCES)
@@ -90,14 +97,23 @@ _HP12, _HP200, _TIMES, _SSS_VALID, _SSS_TEST = (s.file for s in SOURCES)
 TABLES: tuple[TableSpec, ...] = (
     TableSpec("tss_accuracy.csv.gz", "tss", "accuracy", (_HP12, _HP200), (
         ("cifar10-valid", "x-valid", "12"), ("cifar100", "x-valid", "12"), ("ImageNet16-120", "x-valid", "12"),
-        ("cifar10", "ori-test", "200"), ("cifar100", "x-test", "200"), ("ImageNet16-120", "x-test", "200"))),
+        ("cifar10", "ori-test", "200"), ("cifar100", "x-test", "200"), ("ImageNet16-120", "x-test", "200")),
+        (None, 111, 111, None, None, None)),
     TableSpec("tss_times.csv.gz", "tss", "times", (_TIMES,)),
     TableSpec("tss_cost_model.csv.gz", "tss", "cost_model", (_TIMES,)),
     TableSpec("sss_accuracy.csv.gz", "sss", "accuracy", (_SSS_VALID, _SSS_TEST), (
         ("cifar10-valid", "x-valid", "90"), ("cifar100", "x-valid", "90"), ("ImageNet16-120", "x-valid", "90"),
-        ("cifar10", "ori-test", "90"), ("cifar100", "x-test", "90"), ("ImageNet16-120", "x-test", "90"))),
+        ("cifar10", "ori-test", "90"), ("cifar100", "x-test", "90"), ("ImageNet16-120", "x-test", "90")),
+        (777, 777, 777, 777, 777, 777)),
 )
-"""The shipped tables."""
+"""The shipped tables. What each accuracy figure is (the shared data's ``PROVENANCE.md``): TSS
+12-epoch CIFAR-10 x-valid and every 200-epoch test accuracy are means over the recorded seeds, the
+other TSS 12-epoch values the run of seed 111; every SSS value is the run of seed 777."""
+
+
+def figure_words(seed: int | None) -> str:
+    """What one embedded figure is, in words: ``mean over the recorded seeds`` or ``seed 777``."""
+    return "mean over the recorded seeds" if seed is None else f"seed {seed} (one run)"
 
 MANIFEST = "manifest.json"
 ATTRIBUTION = "ATTRIBUTION.md"

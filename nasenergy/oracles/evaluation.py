@@ -178,9 +178,10 @@ class TrialStreams:
 
 
 def trial_label(seed: int | None, position: int | None) -> str:
-    """``seed:<n>`` for a run with a known seed, ``run:<k>`` (1-based) otherwise, ``mean`` if none."""
+    """``seed:<n>`` for a run with a known seed, ``run:<k>`` (1-based) otherwise, ``mean`` for a
+    mean over the recorded runs (no position and no seed)."""
     if position is None:
-        return "mean"
+        return f"seed:{seed}" if seed is not None and seed >= 0 else "mean"
     if seed is not None and seed >= 0:
         return f"seed:{seed}"
     return f"run:{position + 1}"

@@ -194,6 +194,8 @@ class BenchmarkOracle:
             has = positions >= 0
             accuracy[has] = self.data.trials[key][indices[has], positions[has]]
             seeds[has] = self.data.trial_seeds[key][indices[has], positions[has]]
+        if key in self.data.means_seed:  # the one figure per cell is one run's, not a mean
+            seeds[positions < 0] = self.data.means_seed[key]
         missing = np.flatnonzero(np.isnan(accuracy))
         if missing.size:
             i = int(indices[missing[0]])

@@ -41,6 +41,41 @@ def make_sampler(name: str, *, seed: int, budget: int) -> Any:
     raise UsageError(f"--sampler: {name!r} is not one of tpe, nsga2, random")
 
 
+def trial_seed(seed: int, trial_number: int, stream: int = 0) -> int:
+    """The seed of a sampler's random stream ``stream`` for trial ``trial_number`` of a run seeded
+    ``seed`` (a 32-bit integer, the same in every process)."""
+    import numpy as np  # lazy: numpy is heavy and only a running search needs it
+
+    return int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(trial_number), int(stream)]).generate_state(1)[0])
+
+
+def seed_per_trial(sampler: Any, seed: int) -> Any:
+    """Make ``sampler``'s draws for trial N a function of ``seed``, N and the study's trials only.
+
+    Optuna keeps a sampler's random state in its process: a study resumed in a new process (after
+    Ctrl-C, a stall, a raised guard) would draw its next trial from a fresh stream, not from where
+    the stopped run left it, and so end differently from an uninterrupted run of the same seed.
+    Reseeding the sampler's streams (its own and, for TPE and NSGA-II, that of its inner random
+    sampler) before each trial from ``(seed, trial number)`` removes that: one worker proposes
+    the same trial N from the same history, however often the run was stopped before it. Samplers
+    without such streams are returned unchanged.
+    """
+    holders = [sampler, getattr(sampler, "_random_sampler", None)]
+    lazy_states = [getattr(h, "_rng", None) for h in holders if h is not None]
+    lazy_states = [s for s in lazy_states if s is not None and hasattr(s, "rng")]
+    if not lazy_states:
+        return sampler
+    before_trial = sampler.before_trial
+
+    def reseeded_before_trial(study: Any, trial: Any) -> None:
+        for stream, state in enumerate(lazy_states):
+            state.rng.seed(trial_seed(seed, trial.number, stream))
+        before_trial(study, trial)
+
+    sampler.before_trial = reseeded_before_trial
+    return sampler
+
+
 def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
     """Create the run's study (or load it) and check its directions.
 
@@ -68,10 +103,15 @@ def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
 
 
 def load_worker_study(config: SearchConfig, storage: Any, *, rank: int) -> Any:
-    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``."""
+    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``,
+    reseeded before each trial from the run's seed and the trial's number (`seed_per_trial`).
+    Trial numbers are unique across workers, so workers still draw apart; and since a resumed
+    run's worker has another rank than the stopped one had, the rank is left out of the per-trial
+    seed: a resumed run proposes what an uninterrupted one would have."""
     import optuna
 
-    sampler = make_sampler(config.sampler, seed=config.seed + rank, budget=config.budget)
+    sampler = seed_per_trial(make_sampler(config.sampler, seed=config.seed + rank, budget=config.budget),
+                             config.seed)
     return optuna.load_study(study_name=config.resolved_study_name, storage=storage, sampler=sampler)
 
 

@@ -25,6 +25,19 @@ def test_example_runs_and_saves_its_filter(example, tmp_path, capsys) -> None:
     assert all(o.measurement.source == "measured" for o in flt.observations)
 
 
+def test_each_network_is_trained_and_listed_once(example, capsys) -> None:
+    """The sampler repeats networks of this small space; a repeat is neither measured, trained nor
+    listed on the front a second time."""
+    code = example.main(["--budget", "10", "--max-trials", "40", "--min-fit", "3", "--epochs", "1",
+                         "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0 and "10 trained" in out
+    networks = [line[line.index("{"):line.index("}") + 1] for line in out.splitlines() if line.startswith("  trial ")]
+    assert networks and len(networks) == len(set(networks))
+    repeats = int(out.split(" repeats of a network")[0].rsplit(" ", 1)[1])
+    assert repeats > 0  # the run met repeats, so the check above could fail
+
+
 def test_example_rejects_bad_flags(example, capsys) -> None:
     assert example.main(["--budget", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: ")

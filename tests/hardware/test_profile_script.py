@@ -241,6 +241,7 @@ def test_with_formats_fixes_only_fp32(script):
     assert script.with_formats(settings, "channels_last")[1] == ("fp32", 256, True)
 
 
+@pytest.mark.slow
 def test_a_builder_process_hands_over_networks_with_their_counts(script, tmp_path, monkeypatch):
     """``--builder process``: the networks come from a spawned process, measured as a thread's
     would be; the FLOPs count made there seeds the meter's cache; fp32 fixed to contiguous."""

@@ -143,3 +143,33 @@ def test_damaged_embedded_tables(tmp_path: Path) -> None:
     (folder / MANIFEST).write_text("{not json")
     with pytest.raises(CorruptBenchmarkError, match="manifest"):
         load_embedded("tss", folder)
+
+
+def test_each_embedded_figure_says_which_runs_it_is_and_the_readme_and_attribution_agree() -> None:
+    """An evaluation from the embedded tables is labelled with what the figure is (a mean over the
+    recorded seeds, or one seed's run), and ATTRIBUTION.md, the manifest and the README say the same."""
+    from nasenergy.oracles.embedded_sources import figure_words
+
+    attribution = (SHIPPED / ATTRIBUTION).read_text()
+    manifest = json.loads((SHIPPED / MANIFEST).read_text())
+    readme = (ROOT / "README.md").read_text()
+    section = " ".join(readme[readme.index("## Accuracy benchmarks"):readme.index("## The utilization filter")].split())
+    for spec in TABLES:
+        if spec.kind != "accuracy":
+            continue
+        assert len(spec.seeds) == len(spec.metrics)
+        oracle = EmbeddedOracle(spec.space)
+        arch = oracle.data.arch_strs[7]
+        for key, seed in spec.seed_of().items():
+            words = figure_words(seed)
+            assert f"| `{spec.name}` | {' / '.join(key)} | {words} |" in attribution
+            assert manifest["tables"][spec.name]["figures"]["/".join(key)] == words
+            assert key in oracle.data.means
+            if seed is not None:
+                assert f"seed {seed}" in section
+        # the search metric's label, as a run's report reads it
+        evaluation = oracle.evaluate(arch, "cifar100", seed=0)
+        seed = spec.seed_of()[("cifar100", "x-valid", evaluation.schedule)]
+        assert evaluation.trial == ("mean" if seed is None else f"seed:{seed}")
+    cifar10 = EmbeddedOracle("tss").evaluate(EmbeddedOracle("tss").data.arch_strs[7], "cifar10", seed=0)
+    assert cifar10.trial == "mean"

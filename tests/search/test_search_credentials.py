@@ -112,7 +112,7 @@ def _interrupting_components(config):
     return dataclasses.replace(parts, oracle=_InterruptAfter(parts.oracle, 4))
 
 
-@pytest.mark.parametrize("odd", ["", " sp'a\"ce"])
+@pytest.mark.parametrize("odd", ["", pytest.param(" sp'a\"ce", marks=pytest.mark.slow)])
 def test_a_run_with_a_password_writes_and_prints_none(tmp_path, fake_env, capfd, monkeypatch, odd):
     """The database is a local SQLite file standing in for PostgreSQL: the URL the user gave,
     password and all, is what the command, config, report, env and messages see."""

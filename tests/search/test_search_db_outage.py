@@ -24,6 +24,7 @@ def _wait_for(predicate, what: str) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_workers_ride_out_a_server_restart(tmp_path, fake_env, pg_url, pg_server, unique_name):
     budget = 12
     procs = [
@@ -79,6 +80,7 @@ def test_workers_ride_out_a_server_restart(tmp_path, fake_env, pg_url, pg_server
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_a_worker_gives_up_on_a_long_outage_with_one_line_and_its_status(tmp_path, fake_env, pg_url, pg_server,
                                                                          unique_name):
     proc = start_search(

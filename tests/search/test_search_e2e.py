@@ -106,12 +106,12 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
 
 
 def test_running_again_resumes_and_a_larger_budget_extends(tmp_path, fake_env):
-    cfg = _config(tmp_path, budget=6, filter="none", objectives=("accuracy", "throughput"))
+    cfg = _config(tmp_path, budget=6, filter="none", objectives=("accuracy", "throughput"), min_accuracy=50.0)
     first = run_search(cfg, components_factory=fake_components)
     before = load_run(tmp_path / "run").rows
     again = run_search(cfg, components_factory=fake_components)
     assert again.evaluated == first.evaluated == 6 and again.candidates == first.candidates
-    extended = run_search(_config(tmp_path, budget=9, filter="none", objectives=("accuracy", "throughput")),
+    extended = run_search(_config(tmp_path, budget=9, filter="none", objectives=("accuracy", "throughput"), min_accuracy=50.0),
                           components_factory=fake_components)
     rows = load_run(tmp_path / "run").rows
     assert extended.evaluated == 9 == sum(r["outcome"] == "evaluated" for r in rows)

@@ -28,6 +28,7 @@ def _wait_for(predicate, what: str):
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_a_worker_paused_past_its_lease_discards_its_result_and_goes_on(tmp_path, fake_env, pg_url, unique_name):
     budget = 8
     procs = [

@@ -84,6 +84,7 @@ def test_the_cap_and_the_budget_check():
         check_budget_reachable(SearchConfig(budget=2000), COVERAGE)
 
 
+@pytest.mark.slow
 def test_the_shipped_profile_with_the_dominance_filter(tmp_path, table_path):
     """The default parts on a machine without a GPU: the recorded H200 profile, the modelled DVFS
     step and the dominance filter with the model's energy bound, which skips candidates."""
@@ -174,6 +175,7 @@ def test_a_partial_sss_profile_steers_tpe_to_its_configurations(tmp_path, monkey
     assert "covers 300 of 32,768 sss configurations (each its own network)" in report
 
 
+@pytest.mark.slow
 def test_the_main_job_runs_on_the_shipped_sss_profile(tmp_path, capsys):
     """``python -m nasenergy.search --space sss --budget 50`` without a GPU replays the shipped SSS
     sample, spends its whole budget and states the coverage."""

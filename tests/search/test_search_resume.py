@@ -8,6 +8,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from fake_parts import DELAY_ENV, start_search
 from nasenergy.search.run_files import load_run
 
@@ -40,6 +41,7 @@ def _trials(run_dir: Path):
     return optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage).get_trials()
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, fake_env):
     run_dir = tmp_path / "run"
     # 19 evaluations of at least 0.15 s each remain after the 5th: seconds of slack on a slow machine.
@@ -73,6 +75,7 @@ def test_kill_9_then_resume_loses_nothing_and_keeps_the_budget_exact(tmp_path, f
     assert all(after[t.number].user_attrs.get("outcome") in ("evaluated", "abandoned") for t in cut)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_writes_files_and_prints_the_resume_command(tmp_path, fake_env):
     run_dir = tmp_path / "run"
     args = ["--budget", "20", "--filter", "none", "--dvfs", "none", "--quiet", "--out", str(run_dir)]
@@ -91,3 +94,48 @@ def test_ctrl_c_stops_cleanly_writes_files_and_prints_the_resume_command(tmp_pat
     _, err = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, err
     assert sum(r["outcome"] == "evaluated" for r in load_run(run_dir).rows) == 20
+
+
+BUDGET = 40
+
+
+def _search(out: Path, *, sampler: str = "tpe", cap: int | None = None):
+    from nasenergy.search import SearchConfig, run_search
+
+    config = SearchConfig(budget=BUDGET, seed=0, sampler=sampler, quiet=True, out=str(out), max_candidates=cap)
+    return run_search(config, resume_command=f"python -m nasenergy.search --budget {BUDGET}")
+
+
+def _history(run_dir: Path) -> list[tuple]:
+    run = load_run(run_dir)
+    return [(r["trial_number"], r["outcome"], r["network"], r.get("accuracy_pct"), bool(r.get("on_front")))
+            for r in run.rows]
+
+
+def _stopped_and_resumed(tmp_path: Path, sampler: str, cuts: tuple[float, ...]) -> tuple[list, list]:
+    """The history of a run made in one go, and that of the same run stopped at the candidate cap
+    at each of ``cuts`` (fractions of the way from the budget to the whole run's candidates),
+    each time resumed with a new sampler (as a new process has)."""
+    whole = tmp_path / "whole"
+    assert _search(whole, sampler=sampler).stop_reason == "budget"
+    n = len(load_run(whole).rows)
+    assert n > BUDGET + 4, "the filter skipped too few candidates to stop the run part-way"
+    cut = tmp_path / "cut"
+    for at in sorted({BUDGET + round(f * (n - BUDGET)) for f in cuts}):
+        assert _search(cut, sampler=sampler, cap=at).stop_reason == "max_candidates"
+    assert _search(cut, sampler=sampler).stop_reason == "budget"
+    return _history(whole), _history(cut)
+
+
+def test_a_resumed_run_ends_as_an_uninterrupted_one(tmp_path):
+    """Stopped part-way and run again, a search proposes, filters and evaluates exactly what the
+    same search run through would have: same candidates, same evaluations, same front."""
+    whole, resumed = _stopped_and_resumed(tmp_path, "tpe", (0.5,))
+    assert resumed == whole
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sampler", ["tpe", "nsga2", "random"])
+def test_a_run_stopped_twice_ends_as_an_uninterrupted_one(tmp_path, sampler):
+    whole, resumed = _stopped_and_resumed(tmp_path, sampler, (0.3, 0.7))
+    assert resumed == whole

@@ -201,6 +201,7 @@ def test_a_screened_search_evaluates_the_budget_and_records_the_screened_out(tmp
                                                                int(measured[3]["trial_number"])]
 
 
+@pytest.mark.slow
 def test_screening_behind_the_dominance_filter_spends_the_budget(tmp_path, fake_env):
     summary = run_search(_config(tmp_path, budget=26, filter="dominance"), components_factory=fake_components)
     assert summary.evaluated == 26

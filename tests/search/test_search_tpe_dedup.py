@@ -217,16 +217,21 @@ def test_networks_a_partial_profile_lacks_count_as_seen() -> None:
 
 
 def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -> None:
-    """A small fake-meter search with the dominance filter: with the hook, fewer duplicates than
-    the same seeded search with the hook turned off (then exactly the cached TPE)."""
+    """Small fake-meter searches with the dominance filter, seeds 0-2: with the hook, fewer
+    duplicates than the same seeded searches with the hook turned off (then exactly the cached
+    TPE). Summed over three seeds, as one seed's count of duplicates is a matter of luck."""
     from fake_parts import fake_components
 
     def duplicates(name: str) -> tuple[int, int]:
-        config = SearchConfig(budget=40, dvfs="none", out=str(tmp_path / name), quiet=True, filter="dominance",
-                              max_candidates=2000, patience=0)
-        run_search(config, components_factory=fake_components)
-        rows = load_run(tmp_path / name).rows
-        return sum(r["outcome"] == "duplicate" for r in rows), len(rows)
+        dup = rows_seen = 0
+        for seed in range(3):
+            config = SearchConfig(budget=40, seed=seed, dvfs="none", out=str(tmp_path / f"{name}{seed}"), quiet=True,
+                                  filter="dominance", max_candidates=2000, patience=0)
+            run_search(config, components_factory=fake_components)
+            rows = load_run(tmp_path / f"{name}{seed}").rows
+            dup += sum(r["outcome"] == "duplicate" for r in rows)
+            rows_seen += len(rows)
+        return dup, rows_seen
 
     with_hook, candidates = duplicates("dedup")
     monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
@@ -234,6 +239,6 @@ def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -
 
     monkeypatch.setattr(pipeline, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
     without_hook, stock_candidates = duplicates("stock")
-    assert without_hook >= 5
+    assert without_hook >= 10
     assert with_hook < without_hook / 2
     assert candidates < stock_candidates

@@ -85,6 +85,7 @@ def test_worker_processes_share_the_local_journal(tmp_path, fake_env, monkeypatc
     assert not [r for r in rows if r["state"] == "RUNNING"]
 
 
+@pytest.mark.slow
 def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_budget_is_spent(
     tmp_path, fake_env, monkeypatch
 ):
