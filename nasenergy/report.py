@@ -228,8 +228,9 @@ def _quality_lines(quality: RunQuality | None, region: DeployRegion | None, cfg:
     return [
         f"- deploy hypervolume: **{quality.volume:.4g}** {quality_unit(objectives)} "
         f"(accuracy points above the floor x decades of hardware figures past the references)",
-        f"- accuracy floor: {region.accuracy_floor_pct:.2f} % ({region.floor_from}); networks below it never "
-        "stand on the front",
+        f"- accuracy floor: {region.accuracy_floor_pct:.2f} % ({region.floor_from}); "
+        + ("networks below it are infeasible and never stand on the front" if cfg.get("min_accuracy") is not None
+           else "networks below it add nothing to the quality (without --min-accuracy they may stand on the front)"),
         *([f"- references: {', '.join(refs)} ({region.refs_from}), log scale"] if refs else []),
         f"- evaluated networks at or above the floor: {quality.in_region} of {n_evaluated}; on the front: "
         f"{quality.front_size}{share}",
