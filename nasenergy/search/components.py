@@ -49,7 +49,9 @@ from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, de
 from nasenergy.oracles.network import NetworkOracle
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
-from nasenergy.search.coverage import Coverage, check_budget_reachable, profile_coverage, profile_covers
+from nasenergy.search.coverage import (
+    Coverage, check_budget_reachable, learnable_networks, profile_coverage, profile_covers,
+)
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
 from nasenergy.dvfs import (
     ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
@@ -339,6 +341,26 @@ def search_metrics(config: SearchConfig) -> Metrics:
     return Metrics(search=MetricSpec(split, epochs, "random"), report=default_metrics(config.space).report)
 
 
+def check_budget(config: SearchConfig) -> None:
+    """Refuse, before any work, a budget larger than the networks the default parts of ``config``
+    can evaluate (`nasenergy.search.coverage.check_budget_reachable`): what `build_components`
+    checks, without loading the oracle (the runner calls it before it starts worker processes).
+
+    Raises:
+        UsageError: a budget above that number, or a setting the meter cannot serve.
+    """
+    space = get_space(config.space)
+    hardware = resolve_hardware(config.hardware, None, space_name=space.name)
+    if hardware != "recorded":  # a live meter measures any network (and is not opened here)
+        check_budget_reachable(config, None, learnable_networks(space, network_key_fn(space, "deployed")))
+        return
+    meter = select_meter(hardware, profile_path=config.profile, space=space, announce=None)
+    network_key = network_key_fn(space, measured_form(meter))
+    coverage = profile_coverage(meter, space, config, network_key)
+    covers = profile_covers(meter, config) if coverage is not None and not coverage.complete else None
+    check_budget_reachable(config, coverage, learnable_networks(space, network_key, covers))
+
+
 def build_components(config: SearchConfig) -> Components:
     """The default parts for ``config``: the selected meter, the oracle of ``--benchmark`` (or the
     installed benchmark), the DVFS step and the utilization filter with the matching energy bound.
@@ -354,7 +376,8 @@ def build_components(config: SearchConfig) -> Components:
     _check_recorded_setting(meter, config, space)
     network_key = network_key_fn(space, measured_form(meter))
     coverage = profile_coverage(meter, space, config, network_key)
-    check_budget_reachable(config, coverage)
+    covers = profile_covers(meter, config) if coverage is not None and not coverage.complete else None
+    check_budget_reachable(config, coverage, learnable_networks(space, network_key, covers))
     # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
     metrics = None if config.search_metric == DEFAULT_SEARCH_METRIC else search_metrics(config)
@@ -389,5 +412,5 @@ def build_components(config: SearchConfig) -> Components:
         describe=describe,
         coverage=coverage,
         network_key=network_key,
-        covers=profile_covers(meter, config) if coverage is not None and not coverage.complete else None,
+        covers=covers,
     )

@@ -40,7 +40,7 @@ from nasenergy.search import trial_record as tr
 from nasenergy.search.board_step import BOARDS_ATTR, boards_of_run, calibrate_run, normalising
 from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.run_quality import declared_floor
-from nasenergy.search.components import Components, ComponentsFactory, build_components
+from nasenergy.search.components import Components, ComponentsFactory, build_components, check_budget
 from nasenergy.search.config import SearchConfig, check_run_folder
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
@@ -145,6 +145,8 @@ def run_search(
     # One worker here: build its parts first, so a bad benchmark or meter fails before any storage
     # is touched. Several workers build their own, in their processes.
     components = components_factory(config) if config.workers == 1 else None
+    if components is None and components_factory is build_components:
+        check_budget(config)  # a budget the space cannot fill is refused before workers start
     if components is not None:
         check_search_metric(components.oracle, config.dataset)
     # Several GPUs: measure the reference networks on each first (refused here, before any storage
