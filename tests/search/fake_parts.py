@@ -90,6 +90,11 @@ class SlowOracle:
     def describe(self) -> str:
         return self._oracle.describe()
 
+    def __getattr__(self, name: str) -> Any:  # metrics, space_name, ... of the wrapped oracle
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._oracle, name)
+
 
 def fake_components(config: SearchConfig) -> Components:
     """The fake meter (synthetic figures for an H200-like GPU), the table oracle over the test
@@ -103,10 +108,10 @@ def fake_components(config: SearchConfig) -> Components:
     delay_s = float(os.environ.get(DELAY_ENV, "0"))
     if os.environ.get(STOP_IN_LOCK_ENV):
         stop_inside_the_budget_lock(Path(os.environ[STOP_IN_LOCK_ENV]))
-    if delay_s:
-        oracle = SlowOracle(oracle, delay_s)
     network_key = network_key_fn(space, measured_form(meter))
     oracle = NetworkOracle(oracle, space)  # as the search does for deployed networks
+    if delay_s:  # one delay per network evaluated, whatever its number of cells
+        oracle = SlowOracle(oracle, delay_s)
     step = make_dvfs(config, meter, space)
     bound = step.energy_bound if step else default_energy_bound(config).bound
     return Components(

@@ -27,8 +27,11 @@ def test_a_search_replays_the_profile_it_is_given(tmp_path):
     with (tmp_path / "run" / "candidates.csv").open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["outcome"] == "evaluated"]
     assert len(rows) == 4
-    # figures of deployed networks: the network key names the deployed structure
-    assert all(" @ " in r["network"] for r in rows)
+    # figures of deployed networks: the network key is the deployed structure
+    from search_spaces import get_space
+
+    tss = get_space("tss")
+    assert all(r["network"] == tss.deployed_key(r["arch"]) for r in rows)
 
 
 @pytest.mark.parametrize(
