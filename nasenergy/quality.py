@@ -44,6 +44,7 @@ __all__ = [
     "DeployRegion",
     "RegretProfile",
     "median_floor",
+    "positive_figures",
     "regret_profile",
     "region_from_points",
 ]
@@ -181,6 +182,13 @@ def median_floor(accuracies_pct: Sequence[float]) -> float:
     return float(np.median(acc))
 
 
+def positive_figures(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
+    """The finite, positive values (a hardware figure a reference may be taken from); ``None``
+    entries are left out."""
+    arr = np.asarray([np.nan if v is None else v for v in values], dtype=float)
+    return arr[np.isfinite(arr) & (arr > 0)]
+
+
 def region_from_points(points: np.ndarray | Sequence[Sequence[float]], objectives: Sequence[SearchObjective],
                        accuracy_floor_pct: float, *, floor_from: str = "", refs_from: str = "") -> DeployRegion:
     """A region whose hardware references are the slowest throughput and the largest energy of
@@ -192,8 +200,7 @@ def region_from_points(points: np.ndarray | Sequence[Sequence[float]], objective
     def _extreme(j: int | None, fn: Any) -> float:
         if j is None:
             return 1.0
-        col = pts[:, j]
-        col = col[np.isfinite(col) & (col > 0)]
+        col = positive_figures(pts[:, j])
         if len(col) == 0:
             raise ParetoError("no positive hardware figures to set the deploy region's references from")
         return float(fn(col))

@@ -18,7 +18,7 @@ import numpy as np
 
 from nasenergy.objectives import SearchObjective
 from nasenergy.pareto import points_of
-from nasenergy.quality import DEPLOY_HV_UNIT, DeployRegion, default_floor_pct
+from nasenergy.quality import DEPLOY_HV_UNIT, DeployRegion, default_floor_pct, positive_figures
 
 DEFAULT_METRIC = "x-valid/12"
 REFS_FROM = "the slowest throughput and largest energy per image the run measured (default clock)"
@@ -40,10 +40,7 @@ def declared_floor(config: Mapping[str, Any]) -> tuple[float | None, str]:
 def region_of(floor: float, floor_from: str, measured_throughput: Sequence[float],
               measured_energy: Sequence[float]) -> DeployRegion | None:
     """The region with references from the measured figures; ``None`` without any."""
-    thr = np.asarray([x for x in measured_throughput if x is not None], dtype=float)
-    thr = thr[np.isfinite(thr) & (thr > 0)]
-    energy = np.asarray([x for x in measured_energy if x is not None], dtype=float)
-    energy = energy[np.isfinite(energy) & (energy > 0)]
+    thr, energy = positive_figures(measured_throughput), positive_figures(measured_energy)
     if len(thr) == 0:
         return None
     return DeployRegion(floor, float(thr.min()), float(energy.max()) if len(energy) else 1.0,

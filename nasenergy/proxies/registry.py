@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nasenergy._registry import Registry, resolve
-from nasenergy.errors import UsageError
 
 if TYPE_CHECKING:
     from torch import nn
@@ -69,8 +68,6 @@ def proxy_kind(name: str) -> ProxyKind:
     Raises:
         UsageError: no such proxy.
     """
-    if name not in PROXIES:
-        raise UsageError(f"unknown proxy {name!r}; choose from {', '.join(PROXIES.names())}")
     return PROXIES.get(name)
 
 
