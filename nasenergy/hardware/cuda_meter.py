@@ -16,7 +16,8 @@ How one measurement runs (`CudaMeter.measure`):
    FLOPs per image (`count_model`, cached per model object) and reads the SM clock. With
    ``throughput_from_energy=True`` this phase is skipped and the throughput is taken from the
    energy windows' own passes, each timed by CUDA events (passes that waited for work left out:
-   `nasenergy.hardware.energy_window.steady_throughput`).
+   `nasenergy.hardware.energy_window.steady_throughput`); with one window, its CV is that of
+   ``n_repeats`` contiguous runs of its passes (`nasenergy.hardware.energy_window.part_throughputs`).
 4. Energy (unless ``measure_energy=False``): the network runs continuously while the NVML energy
    counter is polled, and ``energy_repeats`` consecutive windows of at least ``energy_window_s``
    are cut at counter updates (see `nasenergy.hardware.energy_window`); a run whose window
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import logging
 import math
 import statistics
@@ -51,6 +53,7 @@ from nasenergy.hardware.energy_window import (
     PowerSampler,
     idle_power_w as measure_idle_power,
     run_energy_windows,
+    part_throughputs,
     run_sample_windows,
     steady_throughput,
     steady_windows,
@@ -340,8 +343,15 @@ class CudaMeter:
         (`nasenergy.hardware.energy_window.busy_fraction`; None without energy windows)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
-        probes; of which ``copy``, moving the copies to the GPU, and ``capture`` with its first
-        replay), ``throughput``, ``energy`` and ``release`` (for tuning the profiler)."""
+        probes; of which ``host``, making the host copies, ``copy``, moving the copies to the GPU,
+        and ``capture`` with its first replay), ``throughput`` (the timed repeats, or without them
+        the FLOP count where it is not cached), ``energy`` (warm-up, the wait for the first counter
+        update, the windows and any re-run of them) and ``release`` (for tuning the meter)."""
+        self.last_windows: list[EnergyWindow] = []
+        """The energy windows the last `measure` kept (empty without energy)."""
+        self.last_window_runs = 0
+        """How many runs of energy windows the last `measure` took (more than one: a run that left
+        the device idle was run again, `nasenergy.hardware.energy_window.steady_windows`)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
@@ -484,6 +494,7 @@ class CudaMeter:
         t_start = time.perf_counter()
         shape = check_request(input_shape, batch_size, precision)
         prepared = model if isinstance(model, HostCopies) else host_copies(model, precision, channels_last)
+        t_host = time.perf_counter()
         if prepared.precision != precision:
             raise UsageError(f"host copies were made for {prepared.precision}, not {precision}")
         model = prepared.model
@@ -545,10 +556,13 @@ class CudaMeter:
                 windows = None
                 self.last_counters = None
                 self.last_busy_frac = None
+                self.last_windows = []
+                self.last_window_runs = 0
                 if source is not None:
                     workload = _StreamWorkload(step, batch_size, backlog_steps(one_s))
 
                     def run_windows() -> tuple[list[EnergyWindow], GpuCounters | None]:
+                        self.last_window_runs += 1
                         counters = CounterWindow(self.nvml_device)
                         counters.start()
                         done = self._cut_windows(source, workload, sample_clock)
@@ -559,6 +573,12 @@ class CudaMeter:
                     if self.last_busy_frac < MIN_BUSY_FRAC:
                         logger.warning("note: the device was busy for only %.0f %% of the best of its energy "
                                        "windows; its energy per image includes idle time", 100 * self.last_busy_frac)
+                    self.last_windows = list(windows)
+                    if tput is None and len(windows) == 1 and windows[0].step_s:
+                        # one window: its throughput, with the spread of n_repeats runs of its passes
+                        parts = part_throughputs(windows[0].step_s, batch_size, self.n_repeats)
+                        tput = dataclasses.replace(repeat_stats(parts or [0.0]),
+                                                   median=steady_throughput(windows[0].step_s, batch_size)[0])
                     if tput is None:
                         tput = repeat_stats([steady_throughput(w.step_s or (), batch_size)[0] for w in windows])
                 assert tput is not None
@@ -568,7 +588,8 @@ class CudaMeter:
                 self._measured += 1
                 if self._measured % self.release_every == 0:
                     torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
-                self.last_phases_s = {"prepare": t_prepared - t_start, "copy": t_copy, "capture": t_capture,
+                self.last_phases_s = {"prepare": t_prepared - t_start, "host": t_host - t_start,
+                                      "copy": t_copy, "capture": t_capture,
                                       "throughput": t_timed - t_prepared, "energy": t_energy - t_timed,
                                       "release": time.perf_counter() - t_energy}
         except torch.cuda.OutOfMemoryError:

@@ -11,11 +11,26 @@ architecture with the same `deployed_key`. The result carries both parameter and
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
+from nasenergy.hardware.flops import ModelCount, remember_count
 from nasenergy.hardware.meter import Meter
 from nasenergy.measurement import Measurement
-from search_spaces import Arch
+from search_spaces import Arch, dataset_info
+
+
+def deployed_count(space: Any, arch: Arch, dataset: str) -> ModelCount | None:
+    """FLOPs, MACs per image and parameters of `arch`'s deployed network as
+    `nasenergy.hardware.flops.count_model` counts them, from the space's analytic count
+    (``space.count_deployed``; ``None`` for a space without one). PyTorch's counter leaves out the
+    classifier's bias, which the analytic count holds as one multiply-accumulate per class."""
+    count_deployed = getattr(space, "count_deployed", None)
+    if count_deployed is None:
+        return None
+    cost = count_deployed(arch, dataset)
+    classes = dataset_info(dataset).num_classes
+    return ModelCount(flops_per_img=float(cost.flops - 2 * classes), macs_per_img=float(cost.macs - classes),
+                      params=int(cost.params))
 
 
 def with_official_counts(m: Measurement, space: Any, arch: Arch, dataset: str, *,
@@ -28,7 +43,8 @@ def with_official_counts(m: Measurement, space: Any, arch: Arch, dataset: str, *
 
 
 def measure_deployed(meter: Meter, space: Any, arch: Arch, dataset: str, *, batch_size: int,
-                     precision: str, channels_last: bool | None = None, seed: int = 0) -> Measurement:
+                     precision: str, channels_last: bool | None = None, seed: int = 0,
+                     analytic_counts: bool = False) -> Measurement:
     """Measure the deployed network of `arch` on `dataset`'s input shape with `meter`.
 
     Args:
@@ -40,9 +56,26 @@ def measure_deployed(meter: Meter, space: Any, arch: Arch, dataset: str, *, batc
         precision: ``fp32`` | ``tf32`` | ``fp16`` | ``bf16``.
         channels_last: the memory format; ``None`` lets the meter choose.
         seed: weight initialisation (figures do not depend on the weights' values).
+        analytic_counts: give the meter the space's analytic FLOP and parameter count
+            (`deployed_count`) instead of letting it count them.
     """
     arch = space.parse(arch)
     model = space.build_deployed(arch, dataset, seed=seed)
+    count = deployed_count(space, arch, dataset) if analytic_counts else None
+    if count is not None:
+        remember_count(model, space.input_shape(dataset), count)
     m = meter.measure(model, space.input_shape(dataset), batch_size=batch_size, precision=precision,
                       channels_last=channels_last)
     return with_official_counts(m, space, arch, dataset)
+
+
+def deployed_measurer(meter: Meter, space: Any, dataset: str, *, batch_size: int, precision: str,
+                      analytic_counts: bool = False) -> Callable[[Arch], Measurement]:
+    """What a search calls per candidate on a meter of built networks: `measure_deployed` of an
+    architecture at this setting (the network built, measured, and given its official counts)."""
+
+    def measure(arch: Arch) -> Measurement:
+        return measure_deployed(meter, space, arch, dataset, batch_size=batch_size, precision=precision,
+                                analytic_counts=analytic_counts)
+
+    return measure

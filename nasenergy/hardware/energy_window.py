@@ -362,6 +362,24 @@ def steady_throughput(step_s: Sequence[float], images_per_step: int,
     return images_per_step * len(kept) / busy, busy / total
 
 
+def part_throughputs(step_s: Sequence[float], images_per_step: int, parts: int,
+                     gap_factor: float = GAP_FACTOR) -> list[float]:
+    """`steady_throughput` of each of ``parts`` contiguous runs of one window's passes (fewer when
+    the window holds fewer passes): a single window's own repeats, whose spread stands in for that
+    of timed repeats (passes that waited for work are left out by the whole window's median)."""
+    if not step_s or images_per_step < 1 or parts < 1:
+        return []
+    limit = gap_factor * statistics.median(step_s)
+    n = min(parts, len(step_s))
+    bounds = [round(i * len(step_s) / n) for i in range(n + 1)]
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        kept = [x for x in step_s[lo:hi] if x <= limit]
+        if kept:
+            out.append(images_per_step * len(kept) / sum(kept))
+    return out
+
+
 def window_busy_fraction(windows: Sequence[EnergyWindow]) -> float:
     """The least busy share over ``windows`` whose passes were timed (0 when one was not): each
     window's images at its `steady_throughput` over its device seconds between the markers, so a

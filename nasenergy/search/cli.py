@@ -14,6 +14,7 @@ from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
+from nasenergy.hardware.meter_settings import METER_SETTINGS
 from nasenergy.hardware.registry import hardware_choices
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
@@ -133,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--hardware", choices=hardware_choices(), default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
+    how.add_argument("--meter-setting", choices=tuple(METER_SETTINGS), default=_DEFAULTS.meter_setting,
+                     help="how much a live GPU measurement does per candidate: fast (default: one energy "
+                          "window of at least 0.28 s whose own passes give the throughput) or full (5 timed "
+                          "throughput repeats, then 3 energy windows; the earlier default, about twice the cost)")
     how.add_argument("--profile", metavar="PATH", default=None,
                      help="replay this recorded profile instead of the shipped one (implies --hardware "
                           "recorded): e.g. nasenergy/data/h200_tss_deployed_profile.csv.gz, or a profile of "
@@ -262,6 +267,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         min_accuracy=args.min_accuracy,
         boards=args.boards,
         board_tolerance_pct=args.board_tolerance_pct,
+        meter_setting=args.meter_setting,
     ).validate()
 
 

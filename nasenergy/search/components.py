@@ -42,7 +42,8 @@ from typing import Any, NamedTuple
 from nasenergy.errors import UsageError
 from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.registry import filter_kind
-from nasenergy.hardware.deployed import measure_deployed
+from nasenergy.hardware.deployed import deployed_measurer
+from nasenergy.hardware.meter_settings import get_setting
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
 from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
@@ -204,11 +205,14 @@ def arch_measurer(meter: Meter | ArchMeter, space: SpaceProtocol, config: Search
 
         return measure
 
-    def measure_built(arch: Arch) -> Measurement:
-        return measure_deployed(meter, space, arch, config.dataset, batch_size=config.batch_size,
-                                precision=config.precision)
+    return deployed_measurer(meter, space, config.dataset, batch_size=config.batch_size, precision=config.precision,
+                             analytic_counts=get_setting(config.meter_setting).analytic_counts)
 
-    return measure_built
+
+def meter_options(hardware: str, config: SearchConfig) -> dict[str, Any]:
+    """The constructor options of the selected meter: ``--meter-setting``'s for the CUDA meter
+    (`nasenergy.hardware.meter_settings`), none for the others."""
+    return dict(get_setting(config.meter_setting).meter_options) if hardware == "cuda" else {}
 
 
 def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> DvfsStep | None:
@@ -371,7 +375,8 @@ def build_components(config: SearchConfig) -> Components:
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
     hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
-    meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce)
+    meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce,
+                         **meter_options(hardware, config))
     check_meter_serves(hardware, config)
     _check_recorded_setting(meter, config, space)
     network_key = network_key_fn(space, measured_form(meter))

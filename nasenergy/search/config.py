@@ -20,6 +20,7 @@ from typing import Any
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES, DEFAULT_BOARD_POLICY, DEFAULT_TOLERANCE_FRAC
+from nasenergy.hardware.meter_settings import DEFAULT_METER_SETTING, METER_SETTINGS
 from nasenergy.hardware.recorded import default_profile
 from nasenergy.hardware.registry import hardware_choices
 from nasenergy.hardware.select import resolve_hardware
@@ -165,6 +166,10 @@ class SearchConfig:
             calibration ratios differ by more than ``board_tolerance_pct``: ``normalise`` every
             figure to the first board, ``refuse`` the run, or ``ignore`` (`nasenergy.search.board_step`).
         board_tolerance_pct: the boards' tolerance, percent.
+        meter_setting: how much work a live GPU measurement does per candidate
+            (`nasenergy.hardware.meter_settings`): ``fast`` (one energy window whose own passes
+            give the throughput) or ``full`` (timed throughput repeats, then three energy
+            windows); the recorded and CPU meters ignore it.
     """
 
     budget: int = 200
@@ -197,6 +202,7 @@ class SearchConfig:
     min_accuracy: float | None = None
     boards: str = DEFAULT_BOARD_POLICY
     board_tolerance_pct: float = 100.0 * DEFAULT_TOLERANCE_FRAC
+    meter_setting: str = DEFAULT_METER_SETTING
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
@@ -289,6 +295,7 @@ class SearchConfig:
         if not 0.0 <= self.db_retry_s < float("inf"):
             raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {self.db_retry_s}")
         _choice("--boards", self.boards, BOARD_POLICIES)
+        _choice("--meter-setting", self.meter_setting, tuple(METER_SETTINGS))
         if not 0.0 <= self.board_tolerance_pct < 100.0:
             raise UsageError(f"--board-tolerance-pct must be in [0, 100), got {self.board_tolerance_pct}")
         if self.dvfs == "measured" and not self.allow_clock_control:

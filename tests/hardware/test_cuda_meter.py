@@ -89,3 +89,17 @@ def test_throughput_from_the_energy_windows_matches_the_timed_throughput():
     finally:
         timed.close()
         windowed.close()
+
+
+def test_the_search_default_setting_gives_throughput_and_energy_from_one_window():
+    from nasenergy.hardware.cuda_meter import CudaMeter
+    from nasenergy.hardware.meter_settings import get_setting
+
+    fast = CudaMeter(**dict(get_setting("fast").meter_options))
+    try:
+        m = fast.measure(_net(), (3, 32, 32), batch_size=256, precision="fp16")
+    finally:
+        fast.close()
+    assert m.throughput_img_per_s > 0 and m.n_repeats > 1 and m.throughput_cv < 0.05
+    if fast.nvml_device is not None:
+        assert m.energy_j_per_img > 0 and m.energy_cv is None and len(fast.last_windows) == 1

@@ -12,6 +12,7 @@ from nasenergy.hardware.energy_window import (
     PowerSampler,
     idle_power_w,
     busy_fraction,
+    part_throughputs,
     run_energy_windows,
     run_sample_windows,
     steady_throughput,
@@ -279,3 +280,32 @@ def test_windows_that_are_the_throughput_measurement_are_run_again_when_the_devi
 def test_a_wait_after_the_last_pass_of_a_window_counts_as_idle():
     tail = EnergyWindow(energy_j=30.0, host_s=0.15, images=1000, device_s=0.15, step_s=(0.01,) * 10)
     assert window_busy_fraction([tail]) == pytest.approx(0.1 / 0.15)
+
+
+def test_one_counter_window_without_warm_up_gives_throughput_and_energy_in_little_time():
+    """The search's ``fast`` setting: one counter window of at least 0.28 s, no warm-up, the
+    throughput from the window's own timed passes (`steady_windows` without a timed throughput)."""
+    clock, _, dev = _setup()
+    source, workload = CounterSource(dev.total_energy_mj), TimedPassWorkload(clock)
+    start = clock()
+    windows, _, frac = steady_windows(
+        lambda: (run_energy_windows(source, workload, clock, n_windows=1, min_window_s=0.28, warmup_s=0.0), None), None)
+    elapsed = clock() - start
+    (w,) = windows
+    assert frac == pytest.approx(1.0)
+    tput, busy = steady_throughput(w.step_s, 50)          # 50 images per 5-ms pass
+    assert tput == pytest.approx(RATE_IMG_PER_S) and busy == pytest.approx(1.0)
+    assert w.avg_power_w == pytest.approx(POWER_W, rel=0.01)
+    assert w.avg_power_w / tput == pytest.approx(POWER_W / RATE_IMG_PER_S, rel=0.01)
+    assert 0.28 <= w.host_s <= 0.31                       # three counter updates
+    assert elapsed <= 0.1 + 0.31                           # at most one update's wait before it
+
+
+def test_a_single_window_gives_its_own_repeats_from_runs_of_its_passes():
+    steady = [0.01] * 10 + [0.0125] * 10                     # the second half 20 % slower
+    assert part_throughputs(steady, 100, 2) == pytest.approx([10_000.0, 8_000.0])
+    assert part_throughputs(steady, 100, 5) == pytest.approx([10_000.0, 10_000.0, 400 / 0.045, 8_000.0, 8_000.0])
+    stalled = [0.01] * 9 + [0.05] + [0.01] * 10              # one pass waited 40 ms for work: left out
+    assert part_throughputs(stalled, 100, 2) == pytest.approx([10_000.0, 10_000.0])
+    assert part_throughputs([0.01] * 3, 100, 5) == pytest.approx([10_000.0] * 3)   # fewer passes than parts
+    assert part_throughputs([], 100, 5) == []

@@ -36,6 +36,7 @@ from nasenergy.search.cli import main
         ["--estimate", "guess"],
         ["--objectives", "throughput,energy"],  # the filter predicts accuracy
         ["--no-such-flag"],
+        ["--meter-setting", "quick"],
     ],
 )
 def test_bad_flags_exit_2_with_one_line(argv, tmp_path, capsys):
@@ -62,3 +63,16 @@ def test_flags_reach_the_config():
     cfg = config_from_args(build_parser().parse_args(["--budget", "7", "--estimate", "none", "--dvfs", "none"]))
     assert (cfg.budget, cfg.estimate, cfg.dvfs) == (7, "none", "none")
     assert cfg.to_dict()["max_candidates"] is None  # the effective cap depends on the meter
+
+
+def test_the_meter_setting_is_fast_unless_full_is_asked_for():
+    from nasenergy.search.cli import build_parser, config_from_args
+    from nasenergy.search.components import meter_options
+
+    fast = config_from_args(build_parser().parse_args(["--estimate", "none", "--dvfs", "none"]))
+    full = config_from_args(build_parser().parse_args(["--estimate", "none", "--dvfs", "none", "--meter-setting", "full"]))
+    assert (fast.meter_setting, full.meter_setting) == ("fast", "full")
+    assert full.to_dict()["meter_setting"] == "full"
+    assert meter_options("cuda", fast)["energy_repeats"] == 1 and meter_options("cuda", fast)["throughput_from_energy"]
+    assert meter_options("cuda", full) == {}                     # the CUDA meter's own defaults
+    assert meter_options("recorded", fast) == meter_options("cpu", fast) == {}
