@@ -27,7 +27,7 @@ COMPARISON_PNG = "hypervolume_comparison.png"
 
 LEGEND_SETTINGS: tuple[tuple[str, str], ...] = (
     ("space", "space"), ("dataset", "dataset"), ("sampler", "sampler"), ("filter", "filter"),
-    ("target_recall", "target recall"), ("dvfs", "DVFS"), ("hardware", "hardware"), ("precision", "precision"),
+    ("target_recall", "target recall"), ("filter_features", "filter features"), ("dvfs", "DVFS"), ("hardware", "hardware"), ("precision", "precision"),
     ("batch_size", "batch"), ("seed", "seed"), ("budget", "budget"),
 )
 """The ``config.json`` fields a comparison legend shows when the runs differ in them, with their words."""
@@ -126,6 +126,8 @@ def comparison_labels(records: Sequence[Any]) -> list[str]:
 
 
 def _setting(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
     return "–" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 

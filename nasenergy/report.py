@@ -147,6 +147,9 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     if "energy" in (cfg.get("objectives") or ()) and parts.get("filter energy bound"):
         at = " at the optimal clock" if at_optimal_clock else ""
         line += f"; its energy bound{at}: {parts['filter energy bound']}"
+    groups = cfg.get("filter_features")
+    if groups and (cfg.get("filter") == "dominance" or (cfg.get("screen") or 1) > 1):
+        line += f"; accuracy model features (--filter-features): {','.join(map(str, groups))}"
     return line
 
 

@@ -26,7 +26,13 @@ import numpy as np
 from nasenergy.filter.base import UtilizationFilter
 from nasenergy.filter.conformal import CVPlusRegressor, make_estimator
 from nasenergy.filter.energy_bound import EnergyBound, ScaledBound, optimistic_figures
-from nasenergy.filter.features import candidate_features, feature_matrix, n_extra_features
+from nasenergy.filter.features import (
+    CHEAP_FEATURE_NAMES,
+    candidate_features,
+    check_cheap_columns,
+    feature_matrix,
+    n_extra_features,
+)
 from nasenergy.filter.records import (
     DEFAULT_OBJECTIVES,
     OBJECTIVE_SENSES,
@@ -81,6 +87,11 @@ class DominanceFilter(UtilizationFilter):
             points), see `nasenergy.filter.conformal` (*local calibration*); ``None`` calibrates
             on all of them. The residuals of badly predicted poor cells then no longer widen the
             bound of the good candidates, which decide the front.
+        cheap_columns: which columns of the cheap measurement the accuracy model reads (names
+            from `nasenergy.filter.features.CHEAP_FEATURE_NAMES`, used in that order); default
+            all five. E.g. ``("log10_flops_per_img", "log10_params")`` gives a model that reads
+            only what is known without measuring (plus the extra ``features=``). With no
+            column, every candidate must bring extra features.
     """
 
     mode = "dominance"
@@ -98,6 +109,7 @@ class DominanceFilter(UtilizationFilter):
         objectives: Sequence[str] = DEFAULT_OBJECTIVES,
         energy_bound: EnergyBound | dict[str, Any] | None = None,
         local_margin: float | None = DEFAULT_LOCAL_MARGIN,
+        cheap_columns: Sequence[str] = CHEAP_FEATURE_NAMES,
     ) -> None:
         super().__init__()
         if not 0 < target_recall < 1:
@@ -130,6 +142,9 @@ class DominanceFilter(UtilizationFilter):
         if local_margin is not None and not (math.isfinite(float(local_margin)) and float(local_margin) >= 0):
             raise FilterError(f"local_margin must be a finite number >= 0 or None, got {local_margin}")
         self.local_margin = None if local_margin is None else float(local_margin)
+        if isinstance(cheap_columns, str) or not isinstance(cheap_columns, Sequence):
+            raise FilterError(f"cheap_columns must be a list of column names, got {cheap_columns!r}"[:300])
+        self.cheap_columns = check_cheap_columns(cheap_columns)
         make_estimator(estimator, self.estimator_params, self.seed)  # validate early
         self._model: CVPlusRegressor | None = None
         self._n_at_fit = 0
@@ -155,6 +170,7 @@ class DominanceFilter(UtilizationFilter):
             "objectives": list(self.objectives),
             "energy_bound": bound,
             "local_margin": self.local_margin,
+            "cheap_columns": list(self.cheap_columns),
         }
 
     def _state(self) -> dict[str, Any]:
@@ -184,7 +200,10 @@ class DominanceFilter(UtilizationFilter):
         self._fit_base = base
 
     def _validate_observations(self) -> None:
-        n_extra_features(self._observations)
+        n_extra = n_extra_features(self._observations)
+        if self._observations and not self.cheap_columns and n_extra == 0:
+            raise FilterError("the accuracy model reads no cheap column and the candidates bring no extra "
+                              "features: it has nothing to learn from")
 
     # ----- model --------------------------------------------------------------------------
     def fit(self, sample: Iterable[Observation]) -> DominanceFilter:
@@ -197,7 +216,7 @@ class DominanceFilter(UtilizationFilter):
     def _fit_model(self, n: int) -> None:
         obs = self._observations[:n]
         model = CVPlusRegressor(self.estimator, self.estimator_params, self.n_folds, self.seed)
-        model.fit(feature_matrix(obs), np.array([o.accuracy for o in obs]))
+        model.fit(feature_matrix(obs, self.cheap_columns), np.array([o.accuracy for o in obs]))
         self._model, self._n_at_fit = model, n
         self._stale = False
 
@@ -248,7 +267,7 @@ class DominanceFilter(UtilizationFilter):
                 f"the accuracy model uses {n_extra} extra features per candidate, got {given}; "
                 "pass the same features= layout as for the evaluated candidates"
             )
-        return candidate_features(measurement, features)
+        return candidate_features(measurement, features, self.cheap_columns)
 
     # ----- deciding -----------------------------------------------------------------------
     def _front_points(self, front: Any) -> np.ndarray:

@@ -17,34 +17,58 @@ CHEAP_FEATURE_NAMES: tuple[str, ...] = (
     "log10_throughput_img_per_s",
     "log10_energy_j_per_img",
 )
-"""Names of the columns `cheap_features` returns, in order."""
+"""Names of the columns `cheap_features` returns by default, in order."""
+
+CHEAP_FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "measured": ("utilization", "log10_throughput_img_per_s", "log10_energy_j_per_img"),
+    "size": ("log10_flops_per_img", "log10_params"),
+}
+"""The cheap columns by what they cost: ``measured`` needs the cheap measurement of the network on
+the device; ``size`` (FLOPs and parameters) is known from the architecture alone, for free."""
+
+
+def check_cheap_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """``columns`` in `CHEAP_FEATURE_NAMES` order (the layout `cheap_features` gives them in).
+
+    Raises:
+        FilterError: a name not in `CHEAP_FEATURE_NAMES`, or one given twice.
+    """
+    names = [str(c) for c in columns]
+    unknown = [c for c in names if c not in CHEAP_FEATURE_NAMES]
+    if unknown:
+        raise FilterError(f"unknown cheap feature columns {unknown}; choose from {', '.join(CHEAP_FEATURE_NAMES)}")
+    if len(set(names)) != len(names):
+        raise FilterError(f"cheap feature columns named twice: {names}")
+    return tuple(c for c in CHEAP_FEATURE_NAMES if c in names)
 
 
 def _log10(x: float | None) -> float:
     return math.log10(x) if x is not None and x > 0 else math.nan
 
 
-def cheap_features(measurement: Measurement) -> np.ndarray:
-    """The cheap figures of one measurement as a feature vector (see `CHEAP_FEATURE_NAMES`).
+def cheap_features(measurement: Measurement, columns: Sequence[str] = CHEAP_FEATURE_NAMES) -> np.ndarray:
+    """The cheap figures of one measurement as a feature vector: ``columns`` (default all of
+    `CHEAP_FEATURE_NAMES`), which must be in that order (`check_cheap_columns`).
 
     Sizes and rates are log10-scaled; missing or non-positive figures (e.g. energy on a device
     without an energy counter) are NaN.
     """
     m = measurement
-    return np.array(
-        [
-            float(m.utilization),
-            _log10(m.flops_per_img),
-            _log10(float(m.params)),
-            _log10(m.throughput_img_per_s),
-            _log10(m.energy_j_per_img),
-        ]
-    )
+    values = {
+        "utilization": lambda: float(m.utilization),
+        "log10_flops_per_img": lambda: _log10(m.flops_per_img),
+        "log10_params": lambda: _log10(float(m.params)),
+        "log10_throughput_img_per_s": lambda: _log10(m.throughput_img_per_s),
+        "log10_energy_j_per_img": lambda: _log10(m.energy_j_per_img),
+    }
+    return np.array([values[c]() for c in columns], dtype=float)
 
 
-def candidate_features(measurement: Measurement, extra: Sequence[float] | np.ndarray | None) -> np.ndarray:
-    """`cheap_features` followed by the optional extra (structural) features."""
-    base = cheap_features(measurement)
+def candidate_features(measurement: Measurement, extra: Sequence[float] | np.ndarray | None,
+                       columns: Sequence[str] = CHEAP_FEATURE_NAMES) -> np.ndarray:
+    """`cheap_features` (of ``columns``) followed by the optional extra features (structural
+    features, zero-cost proxies, ...)."""
+    base = cheap_features(measurement, columns)
     if extra is None:
         return base
     return np.concatenate([base, np.asarray(extra, dtype=float).ravel()])
@@ -65,10 +89,10 @@ def n_extra_features(observations: Sequence[Observation]) -> int:
     return lengths.pop() if lengths else 0
 
 
-def feature_matrix(observations: Sequence[Observation]) -> np.ndarray:
-    """Rows of `candidate_features` for each observation, shape ``(n, 5 + n_extra)``."""
+def feature_matrix(observations: Sequence[Observation], columns: Sequence[str] = CHEAP_FEATURE_NAMES) -> np.ndarray:
+    """Rows of `candidate_features` for each observation, shape ``(n, len(columns) + n_extra)``."""
     n_extra = n_extra_features(observations)
-    width = len(CHEAP_FEATURE_NAMES) + n_extra
+    width = len(columns) + n_extra
     if not observations:
         return np.empty((0, width))
-    return np.vstack([candidate_features(o.measurement, o.features) for o in observations])
+    return np.vstack([candidate_features(o.measurement, o.features, columns) for o in observations])

@@ -19,9 +19,10 @@ from nasenergy.filter.records import FilterError
 if TYPE_CHECKING:
     from nasenergy.filter.protocol import CandidateFilter
 
-SEARCH_OPTIONS: tuple[str, ...] = ("target_recall", "objectives", "seed", "energy_bound")
+SEARCH_OPTIONS: tuple[str, ...] = ("target_recall", "objectives", "seed", "energy_bound", "cheap_columns")
 """The options the search can pass a filter: the run's target recall, its objectives (names in
-canonical order), its seed and the optimistic energy bound of its DVFS step."""
+canonical order), its seed, the optimistic energy bound of its DVFS step and the cheap measurement
+columns its accuracy model reads (``--filter-features``, `nasenergy.filter.features.CHEAP_FEATURE_GROUPS`)."""
 
 __all__ = ["FILTERS", "SEARCH_OPTIONS", "FilterKind", "filter_kind", "register_filter"]
 

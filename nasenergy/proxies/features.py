@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies
 from nasenergy.proxies.data import DEFAULT_BATCH_SIZE, DEFAULT_DATA
 from nasenergy.proxies.table import TABLE_PROXIES, ProxyTable
@@ -72,15 +73,28 @@ class RecordedProxyFeatures:
         dataset: whose row to read.
         path: the table (default: the one shipped for the space).
         proxies: which proxies (default all of the table's).
+        missing: what an architecture the table has no row for gets: ``error`` (the table's
+            `UsageError`) or ``nan`` (a vector of NaN: the accuracy models of the filters impute
+            missing features with the median of the evaluated candidates', see
+            `nasenergy.filter.conformal.make_estimator`). A partial table (see
+            ``nasenergy/data/README.md``) leaves most networks without a row.
+
+    Raises:
+        DataNotFoundError: no table.
+        UsageError: an unknown ``missing``.
     """
 
     def __init__(self, space: Any, dataset: str = "cifar10", path: str | Path | None = None,
-                 proxies: Sequence[str] = TABLE_PROXIES) -> None:
+                 proxies: Sequence[str] = TABLE_PROXIES, missing: str = "error") -> None:
+        if missing not in ("error", "nan"):
+            raise UsageError(f"missing must be 'error' or 'nan', got {missing!r}")
         self.table = ProxyTable.read(space, path)
-        self.dataset, self.proxies = dataset, tuple(proxies)
+        self.dataset, self.proxies, self.missing = dataset, tuple(proxies), missing
         self.names = feature_names(self.proxies)
 
     def __call__(self, candidate: Any) -> np.ndarray:
+        if self.missing == "nan" and (self.dataset, candidate) not in self.table:
+            return np.full(len(self.proxies), np.nan)
         return proxy_features(self.table.report(candidate, self.dataset), self.proxies)
 
 

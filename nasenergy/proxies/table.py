@@ -125,6 +125,10 @@ class ProxyTable:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def count(self, dataset: str) -> int:
+        """How many rows the table holds for `dataset`."""
+        return sum(1 for d, _ in self._rows if d == dataset)
+
     def datasets(self) -> tuple[str, ...]:
         """The datasets with rows, in first-seen order."""
         return tuple(dict.fromkeys(d for d, _ in self._rows))

@@ -30,6 +30,7 @@ from nasenergy.search.config import (
 from nasenergy.search.dashboard import dashboard_hint
 from nasenergy.search.env_info import shell_command
 from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
+from nasenergy.search.filter_features import parse_filter_features
 from nasenergy.search.front_table import front_table
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 from search_spaces import DATASETS, space_names
@@ -153,6 +154,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="share of would-be front members the filter should let through, in (0, 1] "
                           "(default " + ", ".join(f"{FILTERS.get(k).default_target_recall:g} for {k}" for k in FILTERS.names()
                                                   if "target_recall" in FILTERS.get(k).search_options) + ")")
+    how.add_argument("--filter-features", metavar="GROUPS", default=",".join(_DEFAULTS.filter_features),
+                     help="what the accuracy model of --filter dominance and of --screen reads, a comma list of "
+                          "measured (utilization, throughput, energy of the cheap measurement), size (FLOPs, "
+                          "params: free), structure (the space's structural features), proxies (zero-cost proxies "
+                          "of the recorded table; networks without a row are imputed), proxies-live (computed "
+                          "for each network) (default %(default)s)")
     how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "
@@ -250,6 +257,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         batch_size=fitted.batch_size,
         filter=args.filter,
         target_recall=args.target_recall,
+        filter_features=parse_filter_features(args.filter_features),
         dvfs=args.dvfs,
         allow_clock_control=args.allow_clock_control,
         sampler=args.sampler,

@@ -53,6 +53,7 @@ from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_s
 from nasenergy.search.coverage import (
     Coverage, check_budget_reachable, learnable_networks, profile_coverage, profile_covers,
 )
+from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
 from nasenergy.dvfs import (
     ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
@@ -100,6 +101,9 @@ class Components:
         covers: whether ``measure`` can answer an architecture, for a meter that cannot answer
             every one (a partial recorded profile); ``None``: every one. The duplicate-aware TPE
             then prefers networks it covers.
+        features: the extra features (beside the cheap measurement) the filter and the screener
+            read for an architecture (`nasenergy.search.filter_features.extra_features`);
+            ``None``: the worker builds them from the config's ``filter_features``.
     """
 
     space: SpaceProtocol
@@ -111,6 +115,7 @@ class Components:
     coverage: Coverage | None = None
     network_key: NetworkKeyFn | None = None
     covers: Callable[[Arch], bool] | None = None
+    features: FeatureFn | None = None
 
     def __post_init__(self) -> None:
         if self.network_key is None:
@@ -184,6 +189,7 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
             "objectives": lambda: tuple(config.objectives),
             "seed": lambda: config.seed,
             "energy_bound": lambda: energy_bound if energy_bound is not None else default_energy_bound(config).bound,
+            "cheap_columns": lambda: cheap_columns(config.filter_features),
         }
         return kind.create(**{name: available[name]() for name in kind.search_options})
     except FilterError as exc:
@@ -408,6 +414,8 @@ def build_components(config: SearchConfig) -> Components:
         describe["filter energy bound"] = bound.label
     if announce is not None and coverage is not None and not coverage.complete:
         announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")
+    features = extra_features(config.filter_features, space, config.dataset, hardware,
+                              announce if config.reads_filter_features else None)
     return Components(
         space=space,
         measure=arch_measurer(meter, space, config),
@@ -418,4 +426,5 @@ def build_components(config: SearchConfig) -> Components:
         coverage=coverage,
         network_key=network_key,
         covers=covers,
+        features=features,
     )

@@ -30,6 +30,8 @@ from nasenergy.oracles.lookup import ESTIMATE_MODES
 from search_spaces import DATASETS, space_names
 from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
+from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
+from nasenergy.search.filter_features import suffix as filter_features_suffix
 
 DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
@@ -131,6 +133,10 @@ class SearchConfig:
             (`nasenergy.filter.registry`).
         target_recall: the share of would-be front members the filter aims to let through (0..1];
             ``None`` takes the filter's default (`default_target_recall`).
+        filter_features: which features the accuracy model of the dominance filter and of
+            screening reads: groups of `nasenergy.search.filter_features.FEATURE_GROUPS`
+            (``measured``, ``size``, ``structure``, ``proxies``, ``proxies-live``); stored in
+            their canonical order. Non-default groups define the study.
         dvfs: where the energy-optimal clock comes from: ``auto``, ``modelled``, ``measured``,
             ``recorded`` or ``none`` (score at the default clock).
         allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
@@ -185,6 +191,7 @@ class SearchConfig:
     batch_size: int = 1024
     filter: str = "dominance"
     target_recall: float | None = None
+    filter_features: tuple[str, ...] = DEFAULT_FILTER_FEATURES
     dvfs: str = "auto"
     allow_clock_control: bool = False
     sampler: str = "tpe"
@@ -209,6 +216,13 @@ class SearchConfig:
             object.__setattr__(self, "target_recall", default_target_recall(self.filter))
         if self.profile is not None and self.hardware == "auto":  # a profile is replayed, not measured
             object.__setattr__(self, "hardware", "recorded")
+        groups = self.filter_features
+        if isinstance(groups, str):
+            groups = [g for g in groups.split(",") if g.strip()]
+        try:  # canonical order; validate refuses bad names
+            object.__setattr__(self, "filter_features", check_filter_features(groups))
+        except UsageError:
+            object.__setattr__(self, "filter_features", tuple(groups))
 
     @property
     def resolved_study_name(self) -> str:
@@ -225,8 +239,24 @@ class SearchConfig:
         profile = f"-profile.{profile_digest(self.profile)[:8]}" if self.profile is not None else ""
         screen = f"-screen{self.screen}" if self.screen != 1 else ""
         floor = f"-min{self.min_accuracy:g}" if self.min_accuracy is not None else ""
-        return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}-"
+        features = self._features_suffix()
+        return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}{features}-"
                 f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}{floor}-seed{self.seed}")
+
+    def _features_suffix(self) -> str:
+        """``-feat.GROUPS`` for non-default `filter_features` (empty for the default or bad groups,
+        which `validate` refuses)."""
+        try:
+            return filter_features_suffix(self.filter_features)
+        except UsageError:
+            return ""
+
+    @property
+    def reads_filter_features(self) -> bool:
+        """Whether an accuracy model reads `filter_features`: a filter that takes the search's
+        ``cheap_columns`` (``dominance``), or screening (``--screen`` above 1)."""
+        kind = FILTERS.get(self.filter) if self.filter in FILTERS else None
+        return (kind is not None and "cheap_columns" in kind.search_options) or self.screen > 1
 
     @property
     def out_dir(self) -> Path:
@@ -260,6 +290,10 @@ class SearchConfig:
         if len(set(self.objectives)) != len(self.objectives):
             raise UsageError(f"--objectives lists an objective twice: {','.join(self.objectives)}")
         parse_search_metric(self.search_metric)
+        features = check_filter_features(self.filter_features)
+        if features != DEFAULT_FILTER_FEATURES and not self.reads_filter_features:
+            raise UsageError(f"--filter-features chooses what the accuracy model of --filter dominance and of "
+                             f"--screen reads; --filter {self.filter} without --screen reads none")
         if FILTERS.get(self.filter).needs_accuracy and "accuracy" not in self.objectives:
             raise UsageError(
                 f"--filter {self.filter} predicts accuracy, which is not among --objectives; use --filter none"
@@ -323,6 +357,7 @@ class SearchConfig:
         `nasenergy.search.coverage.candidate_cap`)."""
         d = dataclasses.asdict(self)
         d["objectives"] = list(self.objectives)
+        d["filter_features"] = list(self.filter_features)
         d["study_name"] = self.resolved_study_name
         d["out"] = str(self.out_dir)
         replayed = self.replayed_profile()
@@ -342,6 +377,8 @@ class SearchConfig:
         defining = {k: d[k] for k in STUDY_DEFINING}
         if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
             defining["search_metric"] = self.search_metric
+        if tuple(self.filter_features) != DEFAULT_FILTER_FEATURES:  # likewise: only when given
+            defining["filter_features"] = list(self.filter_features)
         if "profile_sha256" in d:  # the same figures on every worker and on resuming, wherever the file lies
             defining["profile_sha256"] = d["profile_sha256"]
         return defining
@@ -365,6 +402,8 @@ class SearchConfig:
         kw = {k: v for k, v in d.items() if k in names}
         if "objectives" in kw:
             kw["objectives"] = tuple(kw["objectives"])
+        if isinstance(kw.get("filter_features"), list):
+            kw["filter_features"] = tuple(kw["filter_features"])
         return cls(**kw)
 
 

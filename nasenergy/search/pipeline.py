@@ -57,6 +57,7 @@ from nasenergy.filter.energy_bound import optimistic_figures
 from nasenergy.filter.records import Decision
 from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, record_decision
 from nasenergy.hardware.recorded import NotRecordedError
+from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import ParetoFront
 from nasenergy.search import outcomes as oc
@@ -65,6 +66,7 @@ from nasenergy.search.claims import DONE, FAILED, FILTERED, NOT_RECORDED, RUNNIN
 from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
+from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess
@@ -221,6 +223,7 @@ class Worker:
         self._handled = 0
         # TPE avoids seen networks, and those a partial recorded profile lacks
         self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
+        self._features = self._feature_fn()
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -317,7 +320,7 @@ class Worker:
                     raise
                 self.claims.record(key, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
-            features = space.features(arch)
+            features = self._features_of(arch)
             decision = self.components.filter.admit(measurement, self._front.points, features=features)
             record_decision(trial, decision, measurement)
             self._round_measured += 1
@@ -368,7 +371,8 @@ class Worker:
                 return opt.throughput_img_per_s_upper, opt.energy_j_per_img_lower
             return m.throughput_img_per_s, math.nan if m.energy_j_per_img is None else m.energy_j_per_img
 
-        return Screener(tuple(self.config.objectives), hardware, seed=self.config.seed)
+        return Screener(tuple(self.config.objectives), hardware, seed=self.config.seed,
+                        cheap_columns=cheap_columns(self.config.filter_features))
 
     def _group_of(self, arch: Arch | str) -> str | None:
         """The screener's group of ``arch``: the structure of its deployed network where the space
@@ -594,6 +598,20 @@ class Worker:
 
     # ---------------------------------------------------------------- helpers
 
+    def _feature_fn(self) -> FeatureFn | None:
+        """The extra features of ``--filter-features``: the components' own, else built from the
+        config (the structure by default)."""
+        if self.components.features is not None:
+            return self.components.features
+        hardware = self.config.hardware
+        if "proxies-live" in self.config.filter_features:  # computed on the GPU where the meter is one
+            hardware = resolve_hardware(hardware, None, space_name=getattr(self.components.space, "name", "tss"))
+        return extra_features(self.config.filter_features, self.components.space, self.config.dataset, hardware)
+
+    def _features_of(self, arch: Arch | str) -> np.ndarray | None:
+        """The extra features the filter and the screener read for ``arch`` (``None``: none)."""
+        return None if self._features is None else self._features(arch)
+
     def _identity(self, arch: Arch, key: str) -> dict[str, Any]:
         """The ``candidate`` attribute of ``arch``, whose network key is ``key``."""
         space = self.components.space
@@ -642,7 +660,7 @@ class Worker:
             self._observed.add(t.number)
             scored = tr.scored_of(t)
             measurement = Measurement.from_dict(tr.measurement_of(t))
-            features = self.components.space.features(t.user_attrs[tr.CANDIDATE]["arch"])
+            features = self._features_of(t.user_attrs[tr.CANDIDATE]["arch"])
             self.components.filter.observe(
                 measurement,
                 scored["accuracy_pct"],

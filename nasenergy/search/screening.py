@@ -24,7 +24,8 @@ filter's hardware bound gives (the modelled optimal-clock figures under a modell
   promises nothing more); evaluated once: that value, with the within-group spread pooled over
   the run's repeated groups;
 * any other: gradient boosting (`nasenergy.filter.conformal.make_estimator`) on the filter's
-  features (the cheap figures and the space's structural features), with its cross-validated
+  features (by default the cheap figures and the space's structural features; ``--filter-features``
+  chooses others, `nasenergy.search.filter_features`), with its cross-validated
   residual spread (floored at ``min_spread_pp`` points); refitted as the evaluations grow;
 * the expectation averages the improvement over `N_QUANTILES` equal-probability points of the
   distribution (its spread scaled by ``explore``);
@@ -54,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.filter.conformal import make_estimator
-from nasenergy.filter.features import candidate_features
+from nasenergy.filter.features import CHEAP_FEATURE_NAMES, candidate_features, check_cheap_columns
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import hypervolume, non_dominated_mask
 
@@ -90,7 +91,7 @@ class Screened:
 
     Attributes:
         measurement: its cheap measurement.
-        features: its structural features (the space's `features`), or ``None``.
+        features: its extra features (by default the space's structural `features`), or ``None``.
         payload: what the caller needs to evaluate or dismiss it (e.g. the trial).
         group: the function it computes (the space's `deployed_key`), or ``None``: candidates of
             one group are the same deployed network, whatever their cell's spelling.
@@ -142,6 +143,9 @@ class Screener:
         min_spread_pp: the floor of the model's spread (see `DEFAULT_MIN_SPREAD_PP`).
         reserve: unchosen candidates kept for the next screening (see `DEFAULT_RESERVE`).
         seed: the model's random state.
+        cheap_columns: the cheap measurement columns the accuracy model reads (see
+            `nasenergy.filter.features.CHEAP_FEATURE_NAMES`; default all), before the features
+            of each candidate.
     """
 
     def __init__(
@@ -155,6 +159,7 @@ class Screener:
         min_spread_pp: float = DEFAULT_MIN_SPREAD_PP,
         reserve: int = DEFAULT_RESERVE,
         seed: int = 0,
+        cheap_columns: Sequence[str] = CHEAP_FEATURE_NAMES,
     ) -> None:
         self.objectives = tuple(objectives)
         if not self.objectives or self.objectives[0] != "accuracy":
@@ -172,6 +177,7 @@ class Screener:
         self.min_spread_pp = float(min_spread_pp)
         self.reserve = int(reserve)
         self.seed = int(seed)
+        self.cheap_columns = check_cheap_columns(cheap_columns)
         self._x: list[np.ndarray] = []
         self._y: list[float] = []
         self._points: list[np.ndarray] = []
@@ -189,7 +195,7 @@ class Screener:
     def observe(self, measurement: Measurement, features: Sequence[float] | None, scored: Sequence[float],
                 group: str | None = None) -> None:
         """Learn one full evaluation: its measurement, features, scored objective row and group."""
-        self._x.append(candidate_features(measurement, features))
+        self._x.append(candidate_features(measurement, features, self.cheap_columns))
         row = np.asarray(scored, dtype=float)
         self._y.append(float(row[0]))
         self._points.append(row)
@@ -240,7 +246,7 @@ class Screener:
         before the `explore` scale; needs `min_fit` evaluations."""
         if not self._fit():
             raise ValueError(f"the screener needs {self.min_fit} evaluations, has {self.n_observed}")
-        x = np.vstack([candidate_features(c.measurement, c.features) for c in candidates])
+        x = np.vstack([candidate_features(c.measurement, c.features, self.cheap_columns) for c in candidates])
         mean = np.asarray(self._model.predict(x), dtype=float)
         spread = np.full(len(candidates), self._spread)
         pooled = self._pooled_group_spread()
