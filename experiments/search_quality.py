@@ -63,9 +63,15 @@ import numpy as np
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
+from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
+from nasenergy.proxies.table import default_table_path, read_rows
+from nasenergy.search import run_search
+from nasenergy.search.components import build_components
+from nasenergy.search.config import SearchConfig
 from nasenergy.objectives import objectives_for
 from nasenergy.quality import DeployRegion, default_floor_pct, region_from_points
 from nasenergy.pareto import non_dominated_mask
+from search_spaces import get_space
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_quality"
@@ -120,9 +126,6 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
 def proxies_profile(dataset: str, work_dir: Path) -> Path:
     """The shipped profile restricted to the deployed networks whose proxies the shipped table
     holds for ``dataset`` (written once under ``work_dir``)."""
-    from nasenergy.hardware.recorded import RecordedMeter  # lazy: only the proxies studies need it
-    from nasenergy.proxies.table import default_table_path, read_rows
-    from search_spaces import get_space
 
     path = work_dir / f"profile_proxies_{dataset}.csv.gz"
     if path.exists():
@@ -144,7 +147,6 @@ def proxies_profile(dataset: str, work_dir: Path) -> Path:
 
 def config_for(study: Study, method: str, seed: int, out: Path | None, profile: str | None) -> Any:
     """The `SearchConfig` of one run: the shared settings plus the method's."""
-    from nasenergy.search.config import SearchConfig
 
     return SearchConfig(budget=BUDGET, space="tss", dataset=study.dataset, hardware="recorded",
                         profile=profile, seed=seed, out=None if out is None else str(out), quiet=True,
@@ -172,8 +174,6 @@ class Truth:
 
 def build_truth(study: Study, work_dir: Path) -> Truth:
     """Every learnable deployed network of the subspace with the figures the search would score."""
-    from nasenergy.hardware.recorded import NotRecordedError
-    from nasenergy.search.components import build_components
 
     components = build_components(config_for(study, "default", 0, None, study_profile(study, work_dir)))
     space = components.space
@@ -220,7 +220,6 @@ def run_files(out: Path, study: str, method: str, seed: int) -> tuple[Path, Path
 
 def run_one(job: tuple[str, str, int, str, str]) -> str:
     """One complete search; writes its evaluations and counts. Returns a one-line summary."""
-    from nasenergy.search import run_search
 
     study_name, method, seed, out_s, work_s = job
     study, out, work = STUDIES[study_name], Path(out_s), Path(work_s)
