@@ -357,8 +357,9 @@ def mean_interval(values: np.ndarray, rng: np.random.Generator, n_boot: int = N_
 
 
 def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_dir: Path,
-              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Truth]]:
+              ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Truth], dict[str, dict[str, np.ndarray]]]:
     quality_rows, factor_rows, truths = [], [], {}
+    all_curves: dict[str, dict[str, np.ndarray]] = {}
     for study in studies:
         truth = build_truth(study, work_dir)
         truths[study.name] = truth
@@ -377,6 +378,7 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
             metas[method] = [m for _, _, m in runs]
             recalls[method] = np.array([len(set(keys) & truth.front_keys) / max(1, len(truth.front_keys))
                                         for keys, _, _ in runs])
+        all_curves[study.name] = curves
         rng = np.random.default_rng(0)
         for method, c in curves.items():
             meta = metas[method]
@@ -405,7 +407,41 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
                                         "evals_needed": "never" if needed is None else needed,
                                         "factor": factor, "factor_lo": lo, "factor_hi": hi,
                                         "share_of_resamples_never": p_never})
-    return quality_rows, factor_rows, truths
+    return quality_rows, factor_rows, truths, all_curves
+
+
+def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]]) -> list[Path]:
+    """``quality_curves.png``/``.pdf``: per study, each method's median quality ratio after each
+    evaluation with its interquartile band over the seeds."""
+    import matplotlib  # lazy: plotting only
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: plotting only
+
+    names = [n for n, c in all_curves.items() if c]
+    if not names:
+        return []
+    colours = {m: plt.get_cmap("tab10")(i) for i, m in enumerate(METHODS)}
+    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.0), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for method, c in all_curves[name].items():
+            x = np.arange(1, c.shape[1] + 1)
+            q25, q50, q75 = np.percentile(c, [25, 50, 75], axis=0)
+            ax.plot(x, q50, color=colours[method], label=f"{method} (n={len(c)})", lw=1.6)
+            ax.fill_between(x, q25, q75, color=colours[method], alpha=0.18, lw=0)
+        ax.set_title(f"TSS {name}")
+        ax.set_xlabel("full evaluations")
+        ax.set_ylim(0.6, 1.005)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("deploy hypervolume / best possible")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.suptitle("Search quality on held-out seeds: median and interquartile band", fontsize=11)
+    fig.tight_layout()
+    paths = [out / "quality_curves.png", out / "quality_curves.pdf"]
+    for path in paths:
+        fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return paths
 
 
 def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
@@ -471,7 +507,9 @@ def write_readme(out: Path, quality_rows: Sequence[dict[str, Any]], factor_rows:
                     _fmt_factor(by[(name, method, measure, k)]) for k in CHECKPOINTS) + " |")
     if notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    lines += ["", "Files: `quality.csv`, `factors.csv`, `truth_<study>.json` (the region and its front), "
+    lines += ["", "![quality curves](quality_curves.png)", "",
+              "Files: `quality_curves.png`/`.pdf` (median and interquartile band per method), "
+              "`quality.csv`, `factors.csv`, `truth_<study>.json` (the region and its front), "
               "`runs/<study>/<method>_s<seed>.csv.gz` (each run's evaluations in order) and `.json` (its counts).", ""]
     (out / "README.md").write_text("\n".join(lines))
 
@@ -539,7 +577,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
             study_profile(s, args.work_dir)  # write the restricted profile once, before the workers start
         print(f"{len(jobs)} runs to do", flush=True)
         run_all(jobs, args.jobs, None if args.deadline_min is None else 60 * args.deadline_min)
-    quality_rows, factor_rows, truths = summarize(args.out, studies, seeds, args.work_dir)
+    quality_rows, factor_rows, truths, all_curves = summarize(args.out, studies, seeds, args.work_dir)
+    plot_curves(args.out, all_curves)
     write_csv(quality_rows, args.out / "quality.csv")
     write_csv(factor_rows, args.out / "factors.csv")
     for t in truths.values():
