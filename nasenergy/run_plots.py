@@ -2,9 +2,10 @@
 
 * `plot_projections`: every pair of objectives, all evaluated candidates with the Pareto front
   (of all the run's objectives) highlighted.
-* `plot_3d`: the three objectives in one 3-D view, front highlighted.
-* `plot_hypervolume`: hypervolume against full evaluations, one line per run (overlays compare
-  runs; the reference point is fixed, see `nasenergy.search.objectives`).
+* `plot_hypervolume`: hypervolume against full evaluations, one line per run.
+* `plot_hypervolume_groups`: groups of runs (e.g. seeds of one setting) compared: per group the
+  median after each evaluation with the interquartile range as a band (`median_band`).
+* `plot_final_hypervolume`: each run's final hypervolume, one column per group, with the median.
 
 Every figure's title names the provenance of its figures (e.g. ``accuracy: recorded;
 throughput/energy: modelled``), read from the rows' source columns.
@@ -44,9 +45,10 @@ def _figure(width_in: float, height_in: float) -> "Figure":
 
 def _save(fig: "Figure", path: Path, small_print: str = "") -> Path:
     """Write ``path`` (PNG) and the same figure as a PDF beside it (a vector copy for papers);
-    ``small_print`` (e.g. the study name) goes in small grey type at the bottom right."""
+    ``small_print`` (e.g. the study name; several lines allowed) goes in small grey type below the
+    figure, at the right."""
     if small_print:
-        fig.text(0.995, 0.002, small_print, ha="right", va="bottom", fontsize=6, color="0.45")
+        fig.text(0.995, 0.0, small_print, ha="right", va="top", fontsize=6, color="0.45")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
     fig.savefig(path.with_suffix(".pdf"), bbox_inches="tight", pad_inches=0.1)
@@ -199,41 +201,6 @@ def _draw_staircase(ax: Any, pts: np.ndarray, senses: tuple[str, str]) -> None:
             alpha=0.5, linewidth=1.0, label="front of these two", zorder=2)
 
 
-def plot_3d(
-    rows: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective], path: Path, *, title: str = "",
-    small_print: str = "",
-) -> Path | None:
-    """A 3-D scatter of three objectives, front members red (``None`` unless three objectives).
-
-    Throughput and energy are drawn as log10 of their values.
-    """
-    if len(objectives) != 3:
-        return None
-    import mpl_toolkits.mplot3d  # noqa: F401  # lazy: matplotlib (registers the 3-D projection)
-
-    pts, on = _split(rows, objectives)
-    optimal = dvfs_applied(rows)
-    shown = pts.copy()
-    labels = []
-    for j, obj in enumerate(objectives):
-        if obj.name in _LOG_OBJECTIVES:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                shown[:, j] = np.log10(shown[:, j])
-            labels.append(f"log10 {obj.axis_label(at_optimal_clock=optimal)}")
-        else:
-            labels.append(obj.label)
-    fig = _figure(6.4, 5.6)
-    ax = fig.add_subplot(1, 1, 1, projection="3d")
-    ax.scatter(shown[~on, 0], shown[~on, 1], shown[~on, 2], s=10, c="0.6", label="evaluated")
-    ax.scatter(shown[on, 0], shown[on, 1], shown[on, 2], s=28, c="tab:red", label="Pareto front")
-    ax.set_xlabel(labels[0], fontsize=8)
-    ax.set_ylabel(labels[1], fontsize=8)
-    ax.set_zlabel(labels[2], fontsize=8)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"{title}\n({provenance_line(rows, objectives)})".strip(), fontsize=9)
-    return _save(fig, path, small_print)
-
-
 def hypervolume_series(
     evaluated_in_order: Sequence[Mapping[str, Any]], objectives: Sequence[SearchObjective],
     region: DeployRegion | None = None,
@@ -246,10 +213,11 @@ def hypervolume_series(
 
 
 def quality_label(region: DeployRegion | None, objectives: Sequence[SearchObjective]) -> str:
-    """The hypervolume plots' y label: the deploy hypervolume with its floor, else the origin one."""
+    """The hypervolume plots' y label: the deploy hypervolume with its floor (two lines), else the
+    origin one."""
     if region is None:
         return hypervolume_axis_label(objectives)
-    return (f"deploy hypervolume ({quality_unit(objectives)}), floor {region.accuracy_floor_pct:.1f} %, "
+    return (f"deploy hypervolume ({quality_unit(objectives)})\nfloor {region.accuracy_floor_pct:.1f} %, "
             "log hardware axes")
 
 
@@ -292,21 +260,133 @@ def plot_hypervolume(
     return _save(fig, path, small_print)
 
 
+def median_band(curves: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The median and interquartile range of several runs' curves, evaluation by evaluation.
+
+    Args:
+        curves: one hypervolume curve per run (the value after each evaluation, in order).
+
+    Returns:
+        ``(evaluations, median, 25th percentile, 75th percentile, length)``: x = 1..length, where
+        ``length`` is the shortest curve's (a run that stopped earlier has no value beyond its end);
+        percentiles interpolate linearly (numpy's default).
+
+    Raises:
+        ValueError: no curves, or an empty one.
+    """
+    if not curves or min(len(c) for c in curves) == 0:
+        raise ValueError("a median needs at least one curve with at least one evaluation")
+    length = min(len(c) for c in curves)
+    stack = np.vstack([np.asarray(c, dtype=float)[:length] for c in curves])
+    q25, median, q75 = np.percentile(stack, [25.0, 50.0, 75.0], axis=0)
+    return np.arange(1, length + 1), median, q25, q75, length
+
+
+def group_colours(n: int) -> list[Any]:
+    """One colour per group, in order (matplotlib's ``tab10``, repeated beyond ten groups): every
+    figure of one comparison gives a group the same colour."""
+    from matplotlib import colormaps  # lazy: matplotlib
+
+    cmap = colormaps["tab10"]
+    return [cmap(k % 10) for k in range(n)]
+
+
+BAND_LEGEND_TITLE = "line: median over seeds; band: interquartile range"
+
+
+def plot_hypervolume_groups(
+    groups: Mapping[str, Sequence[np.ndarray]],
+    path: Path,
+    *,
+    objectives: Sequence[SearchObjective],
+    title: str = "",
+    note: str = "",
+    small_print: str = "",
+    y_label: str | None = None,
+) -> Path:
+    """Hypervolume against full evaluations for groups of runs: per group, the median after each
+    evaluation and its interquartile range as a band (a group of one run: its line, no band).
+
+    Args:
+        groups: legend label -> the group's curves (one per run, see `hypervolume_series`); the
+            legend adds ``n=K`` (the group's runs). Colours follow `group_colours` in this order.
+        path: the PNG to write (a PDF beside it).
+        objectives: the objectives of the hypervolume (they give its unit).
+        title: the figure title.
+        note: a further title line.
+        small_print: small grey text below the figure (e.g. the study names).
+        y_label: the y axis label (default: the origin hypervolume's).
+    """
+    fig = _figure(7.2, 4.6)
+    ax = fig.add_subplot(1, 1, 1)
+    for colour, (label, curves) in zip(group_colours(len(groups)), groups.items()):
+        x, median, q25, q75, length = median_band(curves)
+        cut = "" if all(len(c) == length for c in curves) else f", first {length} evaluations"
+        ax.step(x, median, where="post", color=colour, linewidth=1.6, label=f"{label} (n={len(curves)}{cut})")
+        if len(curves) > 1:
+            ax.fill_between(x, q25, q75, step="post", color=colour, alpha=0.18, linewidth=0)
+    ax.set_xlabel("full accuracy evaluations (count)")
+    ax.set_ylabel(y_label or hypervolume_axis_label(objectives), fontsize=9)
+    ax.yaxis.set_major_formatter(_short_number_formatter())
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.set_title("\n".join(t for t in (title, note) if t), fontsize=9)
+    banded = any(len(c) > 1 for c in groups.values())
+    ax.legend(loc="best", fontsize=8, title=BAND_LEGEND_TITLE if banded else None, title_fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path, small_print)
+
+
+def plot_final_hypervolume(
+    groups: Mapping[str, Sequence[float]],
+    path: Path,
+    *,
+    objectives: Sequence[SearchObjective],
+    title: str = "",
+    note: str = "",
+    small_print: str = "",
+    y_label: str | None = None,
+) -> Path:
+    """Each run's final hypervolume as a dot, one column per group (colours as in
+    `plot_hypervolume_groups`), the group's median as a bar.
+
+    Args:
+        groups: column label -> the group's runs' final hypervolumes.
+        path: the PNG to write (a PDF beside it).
+    """
+    fig = _figure(max(5.6, 1.4 * len(groups) + 1.6), 4.2)
+    ax = fig.add_subplot(1, 1, 1)
+    for k, (colour, values) in enumerate(zip(group_colours(len(groups)), groups.values())):
+        y = np.asarray(values, dtype=float)
+        offsets = np.linspace(-0.12, 0.12, len(y)) if len(y) > 1 else np.zeros(1)
+        ax.scatter(k + offsets, y, s=22, color=colour, zorder=3)
+        ax.hlines(float(np.median(y)), k - 0.28, k + 0.28, color=colour, linewidth=2.0)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{label}\n(n={len(v)})" for label, v in groups.items()], fontsize=8)
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylabel(y_label or hypervolume_axis_label(objectives), fontsize=8)
+    ax.yaxis.set_major_formatter(_short_number_formatter())
+    top = max((max(v) for v in groups.values() if len(v)), default=0.0)
+    ax.set_ylim(0, top * 1.08 if top > 0 else 1.0)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title("\n".join(t for t in (title, note) if t), fontsize=9)
+    fig.tight_layout()
+    return _save(fig, path, small_print)
+
+
 PROJECTIONS_PNG = "pareto_projections.png"
-PARETO_3D_PNG = "pareto_3d.png"
 HYPERVOLUME_PNG = "hypervolume.png"
 
 
 def plot_names(objectives: Sequence[SearchObjective]) -> list[str]:
     """The PNG files `draw_run` writes for a run with these objectives (projections need two
-    objectives, the 3-D view three)."""
+    objectives)."""
     names = [PROJECTIONS_PNG] if len(objectives) >= 2 else []
-    names += [PARETO_3D_PNG] if len(objectives) == 3 else []
     return [*names, HYPERVOLUME_PNG]
 
 
 def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
-    """Draw a run's plots (projections, 3-D view, hypervolume curve) from its rows.
+    """Draw a run's plots (projections, hypervolume curve) from its rows.
 
     Args:
         record: the run, as `nasenergy.search.run_files.load_run` reads it.
@@ -325,7 +405,6 @@ def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     written = [
         plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small,
                          accuracy_floor=record.config.get("min_accuracy")),
-        plot_3d(evaluated, objectives, out / PARETO_3D_PNG, title=title, small_print=small),
         plot_hypervolume(
             {"this run": hypervolume_series(evaluated, objectives, region)},
             out / HYPERVOLUME_PNG,

@@ -34,16 +34,16 @@ def test_draw_run_writes_three_pngs(tmp_path):
     rec = RunRecord(tmp_path, {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"]}, _rows(), {})
     written = plots.draw_run(rec)
     assert sorted(p.name for p in written) == sorted(
-        [plots.PROJECTIONS_PNG, plots.PARETO_3D_PNG, plots.HYPERVOLUME_PNG]
+        [plots.PROJECTIONS_PNG, plots.HYPERVOLUME_PNG]
     )
     assert all(_is_png(p) for p in written)
 
 
-def test_two_objectives_have_no_3d_view(tmp_path):
+def test_two_objectives_draw_their_projection(tmp_path):
     rows = _rows()
     rec = RunRecord(tmp_path, {"objectives": ["accuracy", "energy"]}, rows, {})
     names = {p.name for p in plots.draw_run(rec)}
-    assert plots.PARETO_3D_PNG not in names and plots.PROJECTIONS_PNG in names
+    assert names == {plots.PROJECTIONS_PNG, plots.HYPERVOLUME_PNG}
 
 
 def test_hypervolume_series_matches_the_curve():
@@ -105,7 +105,7 @@ def test_every_axis_has_a_unit(tmp_path, monkeypatch):
     seen = _axis_texts(monkeypatch)
     rec = RunRecord(tmp_path, {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"]}, _rows(40), {})
     plots.draw_run(rec)
-    flat = [a for a in seen if a["file"] != plots.PARETO_3D_PNG]
+    flat = list(seen)
     assert len(flat) == 4  # three projections and the hypervolume curve
     for axes in flat:
         for label in (axes["xlabel"], axes["ylabel"]):
@@ -141,30 +141,17 @@ def test_projection_tick_labels_never_overlap(tmp_path, monkeypatch, spread):
                 assert not a.overlaps(b), [text for text, _ in axes["ticks"][name]]
 
 
-def test_comparison_legend_names_runs_and_the_settings_that_differ(tmp_path, monkeypatch):
-    from nasenergy.plot import plot_runs
+def test_comparison_legend_names_the_settings_that_differ_and_no_study(tmp_path, monkeypatch):
+    from nasenergy.plot import COMPARISON_PNG, plot_runs
 
     seen = _axis_texts(monkeypatch)
     objs = ["accuracy", "throughput", "energy"]
     a = _write_run(tmp_path / "deep" / "a", "run-a", objs, 1, filter="dominance", target_recall=0.8, seed=0)
     b = _write_run(tmp_path / "deep" / "b", "run-b", objs, 2, filter="none", target_recall=0.95, seed=0)
     plot_runs([a, b], tmp_path)
-    legend = next(x for x in seen if x["file"] == "hypervolume_comparison.png")["legend"]
-    assert legend[0].startswith("run-a (filter dominance, target recall 0.8)")
-    assert legend[1].startswith("run-b (filter none)")
-    assert not any(str(tmp_path) in text for text in legend)
-
-
-def test_comparison_legend_of_runs_sharing_a_name_uses_their_folders(tmp_path, monkeypatch):
-    from nasenergy.plot import comparison_labels
-    from nasenergy.search.run_files import load_run
-
-    objs = ["accuracy", "throughput", "energy"]
-    a = _write_run(tmp_path / "x" / "first", "same", objs, 1, seed=0)
-    b = _write_run(tmp_path / "y" / "second", "same", objs, 2, seed=1)
-    c = _write_run(tmp_path / "z" / "second", "same", objs, 3, seed=2)
-    assert comparison_labels([load_run(a), load_run(b)]) == ["first (seed 0)", "second (seed 1)"]
-    assert comparison_labels([load_run(b), load_run(c)]) == ["second #1 (seed 1)", "second #2 (seed 2)"]
+    legend = next(x for x in seen if x["file"] == COMPARISON_PNG)["legend"]
+    assert legend == ["filter dominance, target recall 0.8 (n=1)", "filter none (n=1)"]
+    assert not any(str(tmp_path) in text or "run-" in text for text in legend)
 
 
 def test_plot_command_redraws_and_compares(tmp_path, capsys):

@@ -129,7 +129,7 @@ def test_a_two_objective_report_names_no_energy_bound_and_only_the_plots_drawn(t
 
     rec = _record({"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     three = render_report(rec)
-    assert "energy bound" in three and "pareto_3d.png" in three
+    assert "energy bound" in three and "pareto_projections.png" in three and "pareto_3d.png" not in three
     cfg = {**rec.config, "objectives": ["accuracy", "throughput"], "filter": "dominance"}
     two = RunRecord(tmp_path, cfg, rec.rows, rec.env)
     text = render_report(two)
@@ -160,7 +160,8 @@ def test_a_two_objective_report_speaks_only_of_its_objectives():
 def test_a_three_objective_report_lists_every_plot_and_the_energy_figures():
     rec = _record(env={"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     text = render_report(rec)
-    assert "pareto_3d.png" in text and "energy bound" in text and "## Quality" in text
+    assert "pareto_projections.png" in text and "hypervolume.png" in text
+    assert "energy bound" in text and "## Quality" in text
 
 
 def test_report_names_the_boards_of_the_front_and_a_normalisation():

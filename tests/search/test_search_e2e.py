@@ -18,7 +18,7 @@ from nasenergy.search.run_files import load_run
 
 EXPECTED_FILES = (
     "candidates.csv", "pareto_front.csv", "report.md", "env.json", "config.json",
-    "pareto_projections.png", "pareto_3d.png", "hypervolume.png",
+    "pareto_projections.png", "hypervolume.png",
 )
 
 
