@@ -331,7 +331,7 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(
             f"stopped: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
             f"{summary.candidates} candidates with {summary.evaluated} of {summary.budget} full evaluations ({counts}); "
-            "raise --patience (0 turns the guard off), loosen the filter or lower --budget",
+            f"since the last evaluation: {summary.stall_cause}; or raise --patience (0 turns the guard off)",
             file=sys.stderr,
         )
     if summary.stop_reason == "exhausted":

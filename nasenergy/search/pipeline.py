@@ -33,6 +33,10 @@ than ``--lease-s`` (paused, or cut off from the database) may find that another 
 claim meanwhile: it then discards its own result with one line and goes on (`LOST`), so the network
 is still counted once.
 
+A worker whose sampler proposed `nasenergy.search.redirect.REDIRECT_AFTER` known networks in a row
+enqueues a network not yet seen near the last one (`nasenergy.search.redirect`), which the study's
+next trial proposes, so candidates per full evaluation stay bounded when the sampler converges.
+
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
 full evaluation (`candidates_since_evaluation`).
@@ -69,8 +73,9 @@ from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
-from nasenergy.search.study import TrialAccess
-from nasenergy.search.tpe_dedup import watch_seen_networks
+from nasenergy.search.study import TrialAccess, proposed_trials
+from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
 if TYPE_CHECKING:
@@ -140,6 +145,36 @@ def is_stalled(trials: Sequence[FrozenTrial], patience: int) -> bool:
     """Whether the stall guard stops the study: ``patience`` > 0 finished candidates in a row
     without a new full evaluation (see `candidates_since_evaluation`)."""
     return patience > 0 and candidates_since_evaluation(trials) >= patience
+
+
+STALL_ADVICE = {
+    oc.DUPLICATE: "the sampler kept proposing networks the study had seen and no unseen network was found near "
+                  "them: few unseen networks are left; lower --budget, or try --sampler random",
+    oc.FILTERED: "the filter rejected the new networks: loosen it (--target-recall, --filter none) or lower --budget",
+    oc.NOT_RECORDED: "the new networks lie outside the recorded profile: measure on a GPU (--hardware cuda) or "
+                     "lower --budget",
+    oc.INFEASIBLE: "the new networks cannot learn (output independent of the input): lower --budget",
+    oc.FAILED: "the new networks failed to measure or evaluate (see the trials' errors)",
+}
+
+
+def stall_cause(trials: Sequence[FrozenTrial]) -> str:
+    """Why the study stalled, in one clause: the outcomes of the candidates after its newest full
+    evaluation (see `candidates_since_evaluation`), most frequent first, and what to change for the
+    most frequent one (`STALL_ADVICE`)."""
+    counts: dict[str, int] = {}
+    for t in reversed(trials):
+        outcome = t.user_attrs.get(tr.OUTCOME)
+        if outcome == oc.EVALUATED:
+            break
+        if outcome is not None:
+            counts[outcome] = counts.get(outcome, 0) + 1
+    if not counts:
+        return "no candidate finished"
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    told = ", ".join(f"{n} {outcome}" for outcome, n in ranked)
+    advice = STALL_ADVICE.get(ranked[0][0], "raise --patience (0 turns the guard off) or lower --budget")
+    return f"{told}: {advice}"
 
 
 CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError)
@@ -224,6 +259,11 @@ class Worker:
         # TPE avoids seen networks, and those a partial recorded profile lacks
         self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
         self._features = self._feature_fn()
+        # the networks seen, for redirecting a converged sampler (`nasenergy.search.redirect`)
+        self._known = self._seen if isinstance(self._seen, SeenNetworks) else SeenNetworks(
+            components.space, components.key_of, components.covers)
+        self._duplicates_in_a_row = 0
+        self.redirected = 0
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -263,7 +303,7 @@ class Worker:
                     self._drain_pool(oc.OVER_BUDGET, "the budget was spent before it was screened")
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue
-            trials = self.study.get_trials(deepcopy=False)
+            trials = proposed_trials(self.study)
             if len(trials) >= self.cap:
                 if self._settle_early():
                     continue
@@ -274,6 +314,8 @@ class Worker:
                 return WorkerResult("stalled", self._handled)
             self._learn(trials)
             self._seen.update(trials)
+            if self._known is not self._seen:
+                self._known.update(trials)
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
@@ -304,7 +346,10 @@ class Worker:
             trial.set_user_attr(tr.CANDIDATE, self._identity(arch, key))
             cell = self.claims.lookup(key)
             if cell is not None:
-                return self._answer_duplicate(trial.number, cell)
+                outcome = self._answer_duplicate(trial.number, cell)
+                self._after_duplicate(trial.number, trial.params)
+                return outcome
+            self._duplicates_in_a_row = 0
             covered = self.components.covers is None or self.components.covers(arch)
             if covered and not self._learns(arch):  # (one a profile lacks stays not_recorded)
                 self.claims.record(key, str(arch), trial.number, FILTERED)  # repeats are duplicates
@@ -561,7 +606,7 @@ class Worker:
                 time.sleep(POLL_S)
             cell = self.claims.lookup(cell.canonical) or cell
         original = self._trials.get(cell.trial_number)
-        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
+        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS and k != REDIRECTED_FROM}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
         for name, value in original.constraints.items():  # a repeat of an infeasible network is infeasible too
             self._constrain(number, name, value)
@@ -569,6 +614,29 @@ class Worker:
             return self._tell(number, oc.NOT_RECORDED, self._states.PRUNED, attrs)
         state = self._states.FAIL if cell.status == FAILED else self._states.PRUNED
         return self._tell(number, oc.DUPLICATE, state, attrs)
+
+    def _after_duplicate(self, number: int, params: dict[str, Any]) -> None:
+        """Count a duplicate proposal; after `REDIRECT_AFTER` in a row, enqueue a network not yet
+        seen near it (`nasenergy.search.redirect.nearby_unseen`) for the study's next trial."""
+        self._duplicates_in_a_row += 1
+        if self._duplicates_in_a_row < REDIRECT_AFTER:
+            return
+        self._duplicates_in_a_row = 0
+        space = self.components.space
+        choices = space.param_choices()
+        if not all(name in params for name in choices):
+            return
+        found = nearby_unseen(choices, params, self._is_new, redirect_rng(self.config.seed, number))
+        if found is not None:
+            self.study.enqueue_trial(found, user_attrs={REDIRECTED_FROM: number})
+            self.redirected += 1
+
+    def _is_new(self, params: dict[str, Any]) -> bool:
+        """Whether ``params`` name a network worth proposing: unseen, covered, able to learn."""
+        if self._known(params):  # seen, or outside a partial profile
+            return False
+        arch = self.components.space.arch_from_params(params)
+        return self._learns(arch) and self.claims.lookup(self.components.key_of(arch)) is None
 
     # --------------------------------------------------------------- orphans
 

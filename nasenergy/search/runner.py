@@ -51,7 +51,7 @@ from nasenergy.search.exit_codes import EXIT_DATABASE
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
-from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled
+from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled, stall_cause
 from nasenergy.search.progress import Progress
 from nasenergy.search.storage import (
     StorageSpec,
@@ -61,6 +61,7 @@ from nasenergy.search.storage import (
     resolve_storage,
 )
 from nasenergy.search.study import (
+    proposed_trials,
     WORKER_ATTR_PREFIX,
     TrialAccess,
     close_abandoned_trials,
@@ -98,6 +99,8 @@ class RunSummary:
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
+        stall_cause: for a ``stalled`` study, what its last candidates were and what to change
+            (`nasenergy.search.pipeline.stall_cause`); else empty.
     """
 
     out_dir: Path
@@ -110,6 +113,7 @@ class RunSummary:
     files: list[Path]
     resume_command: str
     dashboard_command: str
+    stall_cause: str = ""
 
     @property
     def complete(self) -> bool:
@@ -190,7 +194,7 @@ def run_search(
             if reason != "interrupted":
                 close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
-            trials = study.get_trials(deepcopy=False)
+            trials = proposed_trials(study)
             if status.complete and reason in ("budget", "worker_failed", "database"):
                 reason = "budget"  # every evaluation is done, whichever worker died on the way
             elif reason == "budget":  # worker processes stopped short
@@ -209,6 +213,7 @@ def run_search(
         files=files,
         resume_command=resume_command,
         dashboard_command=spec.dashboard_command(),
+        stall_cause=stall_cause(trials) if reason == "stalled" else "",
     )
 
 
@@ -409,7 +414,7 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
     private = has_password(config.storage)
     secrets = [password_of(config.storage)]
     objectives = objectives_for(config.objectives)
-    rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
+    rows = [row_from_trial(t) for t in proposed_trials(study)]
     run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
     env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
