@@ -35,7 +35,9 @@ is still counted once.
 
 A worker whose sampler proposed `nasenergy.search.redirect.REDIRECT_AFTER` known networks in a row
 enqueues a network not yet seen near the last one (`nasenergy.search.redirect`), which the study's
-next trial proposes, so candidates per full evaluation stay bounded when the sampler converges.
+next trial proposes, so candidates per full evaluation stay bounded when the sampler converges;
+likewise a filter that rejected `nasenergy.search.filter_yield.YIELD_AFTER` candidates in a row
+yields to the next promising one (`nasenergy.search.filter_yield`).
 
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
@@ -71,6 +73,7 @@ from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
+from nasenergy.search.filter_yield import FilterYield
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess, proposed_trials
@@ -264,6 +267,7 @@ class Worker:
             components.space, components.key_of, components.covers)
         self._duplicates_in_a_row = 0
         self.redirected = 0
+        self._yield = FilterYield()  # the filter yields rather than leave the budget unspent
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -366,7 +370,8 @@ class Worker:
                 self.claims.record(key, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             features = self._features_of(arch)
-            decision = self.components.filter.admit(measurement, self._front.points, features=features)
+            decision = self._yield.consider(
+                self.components.filter.admit(measurement, self._front.points, features=features))
             record_decision(trial, decision, measurement)
             self._round_measured += 1
             if not decision.admit:
