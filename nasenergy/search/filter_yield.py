@@ -19,9 +19,9 @@ import numpy as np
 
 from nasenergy.filter.records import Decision
 
-YIELD_AFTER = 50
+YIELD_AFTER = 10
 """Rejections in a row (of one worker) after which the filter yields to a promising candidate."""
-YIELD_TOP = 0.1
+YIELD_TOP = 0.2
 """The share of the rejected candidates a yielded one must rank among (by `promise`)."""
 
 
