@@ -4,7 +4,7 @@
 Each budget runs ``python -m nasenergy.search --budget B`` once, as a user runs it (default
 settings: recorded profile on a machine without a GPU, tss, cifar10, the dominance filter, TPE), in
 a fresh run folder, as a child process. A row records the exit status, the full evaluations, the
-candidates and their outcomes, candidates per evaluation, candidates the filter yielded on
+candidates and their outcomes, candidates per evaluation, evaluations the filter yielded on
 (`nasenergy.search.filter_yield`), and the wall time
 (``measured`` on this machine, with the load average at the start: the machine may be shared).
 
@@ -53,7 +53,7 @@ def run_one(budget: int, seed: int, extra: list[str]) -> dict[str, object]:
             print(proc.stderr.strip().splitlines()[-1], file=sys.stderr)
         run = load_run(out)
         outcomes = Counter(r["outcome"] for r in run.rows)
-        yielded = sum(1 for r in run.rows if "the filter yields" in str(r.get("filter_reason") or ""))
+        yielded = sum(1 for r in run.evaluated if "the filter yields" in str(r.get("filter_reason") or ""))
     evaluated = outcomes.get("evaluated", 0)
     return {
         "budget": budget, "seed": seed, "exit_code": proc.returncode, "evaluated": evaluated,

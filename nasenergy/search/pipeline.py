@@ -34,7 +34,7 @@ claim meanwhile: it then discards its own result with one line and goes on (`LOS
 is still counted once.
 
 A worker whose sampler proposed `nasenergy.search.redirect.REDIRECT_AFTER` known networks in a row
-enqueues a network not yet seen near the last one (`nasenergy.search.redirect`), which the study's
+enqueues a few networks not yet seen near the last one (`nasenergy.search.redirect`), which the study's
 next trial proposes, so candidates per full evaluation stay bounded when the sampler converges;
 likewise a filter that rejected `nasenergy.search.filter_yield.YIELD_AFTER` candidates in a row
 yields to the next promising one (`nasenergy.search.filter_yield`).
@@ -77,7 +77,7 @@ from nasenergy.search.filter_yield import FilterYield
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess, proposed_trials
-from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
 from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
@@ -621,8 +621,9 @@ class Worker:
         return self._tell(number, oc.DUPLICATE, state, attrs)
 
     def _after_duplicate(self, number: int, params: dict[str, Any]) -> None:
-        """Count a duplicate proposal; after `REDIRECT_AFTER` in a row, enqueue a network not yet
-        seen near it (`nasenergy.search.redirect.nearby_unseen`) for the study's next trial."""
+        """Count a duplicate proposal; after `REDIRECT_AFTER` in a row, enqueue `REDIRECT_BATCH`
+        networks not yet seen near it (`nasenergy.search.redirect.nearby_unseen`) for the study's
+        next trials."""
         self._duplicates_in_a_row += 1
         if self._duplicates_in_a_row < REDIRECT_AFTER:
             return
@@ -631,8 +632,17 @@ class Worker:
         choices = space.param_choices()
         if not all(name in params for name in choices):
             return
-        found = nearby_unseen(choices, params, self._is_new, redirect_rng(self.config.seed, number))
-        if found is not None:
+        rng = redirect_rng(self.config.seed, number)
+        taken: set[str] = set()
+
+        def is_new(candidate: dict[str, Any]) -> bool:
+            return self._is_new(candidate) and self._known.network(candidate) not in taken
+
+        for _ in range(REDIRECT_BATCH):
+            found = nearby_unseen(choices, params, is_new, rng)
+            if found is None:
+                break
+            taken.add(self._known.network(found))
             self.study.enqueue_trial(found, user_attrs={REDIRECTED_FROM: number})
             self.redirected += 1
 

@@ -3,12 +3,12 @@
 When a sampler converges it proposes networks the study has already seen; each such duplicate
 costs a candidate and brings no evaluation, so candidates per full evaluation grow without bound
 and the stall guard ends the study short of its budget. After `REDIRECT_AFTER` duplicates in a
-row, a worker looks for a network the study has not seen near the last proposal
+row, a worker looks for `REDIRECT_BATCH` networks the study has not seen near the last proposal
 (`nearby_unseen`): a random walk that changes one parameter (a TSS edge's op, an SSS width) at a
 time, from the proposal, until it reaches a network that is unseen, that the meter covers and that
 can learn; failing that within `WALK_STEPS` steps, uniform draws over the parameters. The worker
-enqueues it (Optuna's public ``study.enqueue_trial``), so the study's next trial proposes it with
-fixed parameters. The walk draws from a generator seeded by the study's seed and the trial number
+enqueues them (Optuna's public ``study.enqueue_trial``), so the study's next trials propose them
+with fixed parameters. The walk draws from a generator seeded by the study's seed and the trial number
 (`redirect_rng`), so a seeded search stays deterministic.
 """
 
@@ -21,6 +21,9 @@ import numpy as np
 
 REDIRECT_AFTER = 2
 """Duplicates in a row (of one worker) after which the next candidate is redirected."""
+REDIRECT_BATCH = 8
+"""Unseen networks enqueued per redirection (distinct, each from a walk from the proposal): a
+converged sampler then spends about ``REDIRECT_AFTER / REDIRECT_BATCH`` duplicates per new network."""
 WALK_STEPS = 200
 """Steps of the random walk from the proposal before uniform draws take over."""
 UNIFORM_DRAWS = 2000
