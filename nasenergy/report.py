@@ -153,6 +153,35 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     return line
 
 
+REOPENED_TEXT = "was seen with budget left"
+"""Part of the filter reason of a rejected network evaluated after all
+(`nasenergy.search.filter_yield.REOPEN_REASON`)."""
+
+
+def _budget_keeping_lines(cfg: Mapping[str, Any], evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
+    """How the run kept its budget spendable (`nasenergy.search.redirect`,
+    `nasenergy.search.filter_yield`); nothing for a run whose config predates the settings."""
+    if "redirect_after" not in cfg or "filter_yield_after" not in cfg:
+        return []
+    redirect, after = int(cfg["redirect_after"]), int(cfg["filter_yield_after"])
+    redirect_text = (f"after {redirect} proposals of known networks in a row, unseen networks near the last "
+                     "one were enqueued" if redirect > 0 else "off")
+    if after > 0:
+        reasons = [str(r.get("filter_reason") or "") for r in evaluated]
+        yielded = sum(1 for reason in reasons if "the filter yields" in reason)
+        reopened = sum(1 for reason in reasons if REOPENED_TEXT in reason)
+        top = float(cfg.get("filter_yield_top") or 0.0)
+        yield_text = (f"after {after} rejections in a row, to a candidate among the most promising {top:.0%} "
+                      f"of them ({after * 3} rejections: the next one); {yielded} evaluations were yielded"
+                      + (f", {reopened} of them on networks it had rejected (counted among the filtered "
+                         "candidates too), evaluated once every network the profile holds was seen"
+                         if reopened else ""))
+    else:
+        yield_text = "off"
+    return [f"- budget keeping: redirection (`--redirect-after {redirect}`) {redirect_text}; "
+            f"the filter's yield (`--filter-yield-after {after}`) {yield_text}"]
+
+
 def _band(r: Mapping[str, Any]) -> str:
     lo, hi = r.get("energy_saving_low_pct"), r.get("energy_saving_high_pct")
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
@@ -332,6 +361,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- distinct networks measured: {len({r.get('network') or r.get('canonical') for r in measured})}",
         *_coverage_lines(record.env, outcomes),
         _filter_line(cfg, record.env, rows, with_dvfs),
+        *_budget_keeping_lines(cfg, evaluated),
         "",
         "## Cost",
         "",

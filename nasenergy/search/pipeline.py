@@ -33,11 +33,11 @@ than ``--lease-s`` (paused, or cut off from the database) may find that another 
 claim meanwhile: it then discards its own result with one line and goes on (`LOST`), so the network
 is still counted once.
 
-A worker whose sampler proposed `nasenergy.search.redirect.REDIRECT_AFTER` known networks in a row
-enqueues a few networks not yet seen near the last one (`nasenergy.search.redirect`), which the study's
-next trial proposes, so candidates per full evaluation stay bounded when the sampler converges;
-likewise a filter that rejected `nasenergy.search.filter_yield.YIELD_AFTER` candidates in a row
-yields to the next promising one (`nasenergy.search.filter_yield`).
+A worker whose sampler proposed ``--redirect-after`` known networks in a row enqueues a few networks
+not yet seen near the last one (`nasenergy.search.redirect`), which the study's next trial proposes,
+so candidates per full evaluation stay bounded when the sampler converges; likewise a filter that
+rejected ``--filter-yield-after`` candidates in a row yields to the next promising one
+(`nasenergy.search.filter_yield`). 0 turns either off.
 
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
@@ -61,7 +61,7 @@ import numpy as np
 from nasenergy.errors import CandidateError, NasEnergyError
 from nasenergy.filter.energy_bound import optimistic_figures
 from nasenergy.filter.records import Decision
-from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, record_decision
+from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, decision_of, record_decision
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import Measurement
@@ -73,11 +73,11 @@ from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
-from nasenergy.search.filter_yield import FilterYield
+from nasenergy.search.filter_yield import REOPEN_REASON, REOPENED_FROM, FilterYield, most_promising_rejected
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess, proposed_trials
-from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.search.redirect import REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
 from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
@@ -161,10 +161,21 @@ STALL_ADVICE = {
 }
 
 
-def stall_cause(trials: Sequence[FrozenTrial]) -> str:
+STALL_ADVICE_WHEN_OFF = {
+    oc.DUPLICATE: "the sampler kept proposing networks the study had seen, and redirection was off: "
+                  "turn it on (--redirect-after 2) or lower --budget",
+    oc.FILTERED: "the filter rejected the new networks and never yields: let it (--filter-yield-after 10), "
+                 "loosen it (--target-recall, --filter none) or lower --budget",
+}
+"""`STALL_ADVICE` where the mechanism that would have helped was turned off (``--redirect-after
+0``, ``--filter-yield-after 0``)."""
+
+
+def stall_cause(trials: Sequence[FrozenTrial], *, redirect_after: int = 1, filter_yield_after: int = 1) -> str:
     """Why the study stalled, in one clause: the outcomes of the candidates after its newest full
     evaluation (see `candidates_since_evaluation`), most frequent first, and what to change for the
-    most frequent one (`STALL_ADVICE`)."""
+    most frequent one (`STALL_ADVICE`; `STALL_ADVICE_WHEN_OFF` for the duplicates with
+    ``redirect_after`` 0 and the filtered ones with ``filter_yield_after`` 0)."""
     counts: dict[str, int] = {}
     for t in reversed(trials):
         outcome = t.user_attrs.get(tr.OUTCOME)
@@ -176,7 +187,9 @@ def stall_cause(trials: Sequence[FrozenTrial]) -> str:
         return "no candidate finished"
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     told = ", ".join(f"{n} {outcome}" for outcome, n in ranked)
-    advice = STALL_ADVICE.get(ranked[0][0], "raise --patience (0 turns the guard off) or lower --budget")
+    off = {oc.DUPLICATE: redirect_after <= 0, oc.FILTERED: filter_yield_after <= 0}
+    table = STALL_ADVICE_WHEN_OFF if off.get(ranked[0][0]) else STALL_ADVICE
+    advice = table.get(ranked[0][0], "raise --patience (0 turns the guard off) or lower --budget")
     return f"{told}: {advice}"
 
 
@@ -267,7 +280,8 @@ class Worker:
             components.space, components.key_of, components.covers)
         self._duplicates_in_a_row = 0
         self.redirected = 0
-        self._yield = FilterYield()  # the filter yields rather than leave the budget unspent
+        # the filter yields rather than leave the budget unspent
+        self._yield = FilterYield(config.filter_yield_after, config.filter_yield_top)
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -299,6 +313,8 @@ class Worker:
                     self._finish_orphan(orphan)
                     continue
             if self._exhausted(status):
+                if self._reopen_rejected():
+                    continue
                 if self._settle_early():
                     continue
                 return WorkerResult("exhausted", self._handled)
@@ -349,6 +365,8 @@ class Worker:
             key = self.components.key_of(arch)
             trial.set_user_attr(tr.CANDIDATE, self._identity(arch, key))
             cell = self.claims.lookup(key)
+            if cell is not None and cell.status == FILTERED and REOPENED_FROM in trial.user_attrs:
+                return self._evaluate_rejected(trial, arch, key)
             if cell is not None:
                 outcome = self._answer_duplicate(trial.number, cell)
                 self._after_duplicate(trial.number, trial.params)
@@ -611,7 +629,7 @@ class Worker:
                 time.sleep(POLL_S)
             cell = self.claims.lookup(cell.canonical) or cell
         original = self._trials.get(cell.trial_number)
-        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS and k != REDIRECTED_FROM}
+        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS and k not in (REDIRECTED_FROM, REOPENED_FROM)}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
         for name, value in original.constraints.items():  # a repeat of an infeasible network is infeasible too
             self._constrain(number, name, value)
@@ -621,11 +639,11 @@ class Worker:
         return self._tell(number, oc.DUPLICATE, state, attrs)
 
     def _after_duplicate(self, number: int, params: dict[str, Any]) -> None:
-        """Count a duplicate proposal; after `REDIRECT_AFTER` in a row, enqueue `REDIRECT_BATCH`
-        networks not yet seen near it (`nasenergy.search.redirect.nearby_unseen`) for the study's
-        next trials."""
+        """Count a duplicate proposal; after ``config.redirect_after`` in a row (0: never), enqueue
+        `REDIRECT_BATCH` networks not yet seen near it (`nasenergy.search.redirect.nearby_unseen`)
+        for the study's next trials."""
         self._duplicates_in_a_row += 1
-        if self._duplicates_in_a_row < REDIRECT_AFTER:
+        if self.config.redirect_after <= 0 or self._duplicates_in_a_row < self.config.redirect_after:
             return
         self._duplicates_in_a_row = 0
         space = self.components.space
@@ -645,6 +663,40 @@ class Worker:
             taken.add(self._known.network(found))
             self.study.enqueue_trial(found, user_attrs={REDIRECTED_FROM: number})
             self.redirected += 1
+
+    def _reopen_rejected(self) -> bool:
+        """With every network of a partial profile seen and budget left, let the filter yield on
+        the most promising network it rejected (`nasenergy.search.filter_yield`): enqueue it and
+        handle the next candidate. ``False`` when the yield is off or no rejected network is left."""
+        if self.config.filter_yield_after <= 0:
+            return False
+        chosen = most_promising_rejected(self.study.get_trials(deepcopy=False))
+        if chosen is None:
+            return False
+        self.study.enqueue_trial(dict(chosen.params), user_attrs={REOPENED_FROM: chosen.number})
+        self._learn(proposed_trials(self.study))
+        outcome = self._candidate()
+        self._handled += 1
+        self.on_candidate(outcome)
+        return True
+
+    def _evaluate_rejected(self, trial: Any, arch: Arch, key: str) -> str:
+        """Evaluate a network the filter rejected earlier (`_reopen_rejected`), from the measurement
+        its filtered trial stored: its decision is recorded as yielded."""
+        original = self._trials.get(int(trial.user_attrs[REOPENED_FROM]))
+        stored, decision = tr.measurement_of(original), decision_of(original)
+        measurement = Measurement.from_dict(stored) if stored else self.components.measure(arch)
+        reason = f"{(decision or {}).get('reason') or 'rejected'}; {REOPEN_REASON}"
+        trial.set_user_attr(CHEAP_ATTR, {"measurement": measurement.to_dict(),
+                                         "decision": {**(decision or {}), "admit": True, "reason": reason}})
+        claim = self.claims.reopen(key, trial.number)
+        if claim.kind == "budget_full":
+            return self._tell(trial.number, oc.OVER_BUDGET, self._states.FAIL)
+        if claim.kind == "exists":
+            if claim.cell is None:  # forgotten meanwhile: a new network again
+                return self._claim_and_evaluate(trial.number, arch, key, measurement)
+            return self._answer_duplicate(trial.number, claim.cell)
+        return self._evaluate(trial.number, arch, key, measurement)
 
     def _is_new(self, params: dict[str, Any]) -> bool:
         """Whether ``params`` name a network worth proposing: unseen, covered, able to learn."""

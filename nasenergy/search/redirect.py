@@ -2,8 +2,9 @@
 
 When a sampler converges it proposes networks the study has already seen; each such duplicate
 costs a candidate and brings no evaluation, so candidates per full evaluation grow without bound
-and the stall guard ends the study short of its budget. After `REDIRECT_AFTER` duplicates in a
-row, a worker looks for `REDIRECT_BATCH` networks the study has not seen near the last proposal
+and the stall guard ends the study short of its budget. After ``--redirect-after`` (default
+`REDIRECT_AFTER`) duplicates in a row, a worker looks for `REDIRECT_BATCH` networks the study has
+not seen near the last proposal
 (`nearby_unseen`): a random walk that changes one parameter (a TSS edge's op, an SSS width) at a
 time, from the proposal, until it reaches a network that is unseen, that the meter covers and that
 can learn; failing that within `WALK_STEPS` steps, uniform draws over the parameters. The worker
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 
 REDIRECT_AFTER = 2
-"""Duplicates in a row (of one worker) after which the next candidate is redirected."""
+"""Default of ``--redirect-after`` (`SearchConfig.redirect_after`): duplicates in a row (of one
+worker) after which the worker redirects; 0 turns redirection off."""
 REDIRECT_BATCH = 8
 """Unseen networks enqueued per redirection (distinct, each from a walk from the proposal): a
 converged sampler then spends about ``REDIRECT_AFTER / REDIRECT_BATCH`` duplicates per new network."""

@@ -213,7 +213,8 @@ def run_search(
         files=files,
         resume_command=resume_command,
         dashboard_command=spec.dashboard_command(),
-        stall_cause=stall_cause(trials) if reason == "stalled" else "",
+        stall_cause=stall_cause(trials, redirect_after=config.redirect_after,
+                                filter_yield_after=config.filter_yield_after) if reason == "stalled" else "",
     )
 
 

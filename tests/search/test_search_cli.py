@@ -37,6 +37,10 @@ from nasenergy.search.cli import main
         ["--objectives", "throughput,energy"],  # the filter predicts accuracy
         ["--no-such-flag"],
         ["--meter-setting", "quick"],
+        ["--redirect-after", "-1"],
+        ["--filter-yield-after", "two"],
+        ["--filter-yield-top", "0"],
+        ["--filter-yield-top", "1.5"],
     ],
 )
 def test_bad_flags_exit_2_with_one_line(argv, tmp_path, capsys):
@@ -76,3 +80,17 @@ def test_the_meter_setting_is_fast_unless_full_is_asked_for():
     assert meter_options("cuda", fast)["energy_repeats"] == 1 and meter_options("cuda", fast)["throughput_from_energy"]
     assert meter_options("cuda", full) == {}                     # the CUDA meter's own defaults
     assert meter_options("recorded", fast) == meter_options("cpu", fast) == {}
+
+
+def test_the_budget_keeping_flags_reach_the_config_and_default_to_the_shipped_values():
+    from nasenergy.search.cli import build_parser, config_from_args
+    from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
+    from nasenergy.search.redirect import REDIRECT_AFTER
+
+    default = config_from_args(build_parser().parse_args([]))
+    assert (default.redirect_after, default.filter_yield_after, default.filter_yield_top) == (
+        REDIRECT_AFTER, YIELD_AFTER, YIELD_TOP)
+    off = config_from_args(build_parser().parse_args(
+        ["--redirect-after", "0", "--filter-yield-after", "0", "--filter-yield-top", "0.5"]))
+    assert (off.redirect_after, off.filter_yield_after, off.filter_yield_top) == (0, 0, 0.5)
+    assert off.resolved_study_name != default.resolved_study_name

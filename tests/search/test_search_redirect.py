@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.pipeline import stall_cause
-from nasenergy.search.redirect import nearby_unseen, redirect_rng
+from nasenergy.search.redirect import REDIRECTED_FROM, nearby_unseen, redirect_rng
 from nasenergy.search.network_key import network_key_fn
 from search_spaces import get_space
 
@@ -49,3 +51,51 @@ def test_the_stall_cause_names_the_commonest_outcome_and_what_to_change():
     assert stall_cause(trials).startswith("3 filtered, 1 duplicate: the filter rejected")
     trials = [_trial(oc.FILTERED)] * 5 + [_trial(oc.EVALUATED)] + [_trial(oc.DUPLICATE)] * 2
     assert stall_cause(trials).startswith("2 duplicate: the sampler kept proposing")
+
+
+class _StuckUnlessEnqueued:
+    """The real space, except that a trial the sampler proposed is one of three fixed networks (a
+    converged sampler); a trial the worker enqueued (redirected) proposes its own parameters."""
+
+    def __init__(self, space):
+        self._space = space
+        self._archs = [space.arch_at(i) for i in (0, 1, 2)]
+
+    def suggest(self, trial):
+        arch = self._space.suggest(trial)
+        if REDIRECTED_FROM in trial.user_attrs:
+            return arch
+        return self._archs[trial.number % len(self._archs)]
+
+    def __getattr__(self, name):
+        return getattr(self._space, name)
+
+
+def _stuck_components(config):
+    import dataclasses
+
+    from fake_parts import fake_components
+
+    parts = fake_components(config)
+    return dataclasses.replace(parts, space=_StuckUnlessEnqueued(parts.space))
+
+
+@pytest.mark.parametrize("redirect_after, fills", [(2, True), (0, False)])
+def test_a_converged_sampler_is_redirected_only_when_asked(tmp_path, fake_env, redirect_after, fills):
+    from nasenergy.search import SearchConfig, run_search
+
+    config = SearchConfig(budget=12, dvfs="none", filter="none", out=str(tmp_path / "run"), quiet=True,
+                          patience=40, redirect_after=redirect_after)
+    summary = run_search(config, components_factory=_stuck_components)
+    distinct_stuck = len({str(get_space("tss").canonical(get_space("tss").arch_at(i))) for i in (0, 1, 2)})
+    if fills:
+        assert (summary.stop_reason, summary.evaluated) == ("budget", 12)
+    else:
+        assert summary.stop_reason == "stalled" and summary.evaluated <= distinct_stuck
+
+
+def test_the_stall_cause_names_a_mechanism_that_was_off():
+    trials = [_trial(oc.EVALUATED)] + [_trial(oc.DUPLICATE)] * 3
+    assert "--redirect-after 2" in stall_cause(trials, redirect_after=0)
+    assert "--redirect-after" not in stall_cause(trials, redirect_after=2)
+    assert "--filter-yield-after" in stall_cause([_trial(oc.FILTERED)] * 2, filter_yield_after=0)
