@@ -180,12 +180,17 @@ class SearchConfig:
             windows); the recorded and CPU meters ignore it.
         filter_yield_after: the filter yields after this many rejections in a row (of one
             worker) to a candidate among the most promising ``filter_yield_top`` of them, and
-            after three times as many to the next one (`nasenergy.search.filter_yield`); ``0``:
-            the filter never yields.
+            after three times as many to the next one (`nasenergy.search.filter_yield`), from the
+            start; ``0``: the filter never yields; ``None`` (the default): only in a budget rescue,
+            then after `YIELD_AFTER`.
         filter_yield_top: the share of the rejected candidates a yielded one must rank among, (0, 1].
         redirect_after: after this many proposals of known networks in a row (of one worker),
-            the worker enqueues unseen networks near the last one (`nasenergy.search.redirect`);
-            ``0``: never.
+            the worker enqueues unseen networks near the last one (`nasenergy.search.redirect`),
+            from the start; ``0``: never; ``None`` (the default): only in a budget rescue, then
+            after `REDIRECT_AFTER`.
+        budget_rescue: when the stall guard's condition first holds, switch the budget keeping
+            settings left at ``None`` on instead of stopping (`nasenergy.search.rescue`); ``False``:
+            stop there.
     """
 
     budget: int = 200
@@ -220,9 +225,10 @@ class SearchConfig:
     boards: str = DEFAULT_BOARD_POLICY
     board_tolerance_pct: float = 100.0 * DEFAULT_TOLERANCE_FRAC
     meter_setting: str = DEFAULT_METER_SETTING
-    filter_yield_after: int = YIELD_AFTER
+    filter_yield_after: int | None = None
     filter_yield_top: float = YIELD_TOP
-    redirect_after: int = REDIRECT_AFTER
+    redirect_after: int | None = None
+    budget_rescue: bool = True
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
@@ -256,6 +262,21 @@ class SearchConfig:
         keeping = "".join(f"-{tag}{value:g}" for tag, value in self.budget_keeping_changed().items())
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}{features}-"
                 f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}{floor}{keeping}-seed{self.seed}")
+
+    def keeping_in_effect(self, rescued: bool) -> tuple[int, int]:
+        """``(redirect_after, filter_yield_after)`` as a worker applies them: an explicit value
+        always; a ``None`` one 0 (off) before a budget rescue and the shipped constant
+        (`REDIRECT_AFTER`, `YIELD_AFTER`) in one (`nasenergy.search.rescue`)."""
+        def resolved(value: int | None, constant: int) -> int:
+            return int(value) if value is not None else (constant if rescued else 0)
+
+        return resolved(self.redirect_after, REDIRECT_AFTER), resolved(self.filter_yield_after, YIELD_AFTER)
+
+    @property
+    def rescue_possible(self) -> bool:
+        """Whether a budget rescue can switch anything on: ``budget_rescue`` with at least one
+        budget keeping setting left at ``None``."""
+        return self.budget_rescue and (self.redirect_after is None or self.filter_yield_after is None)
 
     def budget_keeping_changed(self) -> dict[str, float]:
         """The settings that keep the budget spendable (`BUDGET_KEEPING`) that differ from their
@@ -352,12 +373,14 @@ class SearchConfig:
             raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {self.db_retry_s}")
         for name in ("filter_yield_after", "redirect_after"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise UsageError(f"--{name.replace('_', '-')} must be 0 (off) or a whole number of candidates, "
                                  f"got {value!r}")
         top = self.filter_yield_top
         if isinstance(top, bool) or not isinstance(top, (int, float)) or not 0.0 < float(top) <= 1.0:
             raise UsageError(f"--filter-yield-top must be a share in (0, 1], got {top!r}")
+        if not isinstance(self.budget_rescue, bool):
+            raise UsageError(f"--budget-rescue must be on or off, got {self.budget_rescue!r}")
         _choice("--boards", self.boards, BOARD_POLICIES)
         _choice("--meter-setting", self.meter_setting, tuple(METER_SETTINGS))
         if not 0.0 <= self.board_tolerance_pct < 100.0:

@@ -38,6 +38,8 @@ YIELD_TOP = 0.2
 among (by `promise`)."""
 
 
+YIELD_TEXT = "the filter yields"
+"""Part of the reason of every decision the filter yielded on (in a row, or on a reopened network)."""
 REOPENED_FROM = "reopened_from"
 """User attribute of an enqueued trial: the number of the filtered trial whose network it evaluates."""
 REOPEN_REASON = ("the filter yields: every network the recorded profile holds was seen with budget left, "

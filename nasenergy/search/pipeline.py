@@ -78,6 +78,7 @@ from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess, proposed_trials
 from nasenergy.search.redirect import REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.search.rescue import begin_rescue, candidates_after, rescue_of
 from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
@@ -124,11 +125,13 @@ def evaluation_seed(study_seed: int, trial_number: int) -> int:
     return int(np.random.SeedSequence([int(study_seed), int(trial_number)]).generate_state(1)[0])
 
 
-def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
+def candidates_since_evaluation(trials: Sequence[FrozenTrial], after_trial: int = -1) -> int:
     """How many finished candidates came after the study's newest full evaluation.
 
     Args:
         trials: the study's trials in trial order (``study.get_trials()``).
+        after_trial: count only trials numbered above it (a budget rescue restarts the count,
+            `nasenergy.search.rescue.candidates_after`).
 
     Returns:
         The candidates after the last trial whose outcome is ``evaluated``, not counting trials
@@ -136,6 +139,8 @@ def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
     """
     count = 0
     for t in reversed(trials):
+        if after_trial >= 0 and t.number <= after_trial:
+            break
         outcome = t.user_attrs.get(tr.OUTCOME)
         if outcome == oc.EVALUATED:
             break
@@ -144,10 +149,11 @@ def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
     return count
 
 
-def is_stalled(trials: Sequence[FrozenTrial], patience: int) -> bool:
-    """Whether the stall guard stops the study: ``patience`` > 0 finished candidates in a row
-    without a new full evaluation (see `candidates_since_evaluation`)."""
-    return patience > 0 and candidates_since_evaluation(trials) >= patience
+def is_stalled(trials: Sequence[FrozenTrial], patience: int, after_trial: int = -1) -> bool:
+    """Whether the stall guard's condition holds: ``patience`` > 0 finished candidates in a row
+    without a new full evaluation (see `candidates_since_evaluation`), counted after trial
+    ``after_trial`` (a budget rescue's start)."""
+    return patience > 0 and candidates_since_evaluation(trials, after_trial) >= patience
 
 
 STALL_ADVICE = {
@@ -163,9 +169,9 @@ STALL_ADVICE = {
 
 STALL_ADVICE_WHEN_OFF = {
     oc.DUPLICATE: "the sampler kept proposing networks the study had seen, and redirection was off: "
-                  "turn it on (--redirect-after 2) or lower --budget",
-    oc.FILTERED: "the filter rejected the new networks and never yields: let it (--filter-yield-after 10), "
-                 "loosen it (--target-recall, --filter none) or lower --budget",
+                  "turn it on (--budget-rescue on, or --redirect-after 2 from the start) or lower --budget",
+    oc.FILTERED: "the filter rejected the new networks and never yields: let it (--budget-rescue on, or "
+                 "--filter-yield-after 10 from the start), loosen it (--target-recall, --filter none) or lower --budget",
 }
 """`STALL_ADVICE` where the mechanism that would have helped was turned off (``--redirect-after
 0``, ``--filter-yield-after 0``)."""
@@ -280,8 +286,12 @@ class Worker:
             components.space, components.key_of, components.covers)
         self._duplicates_in_a_row = 0
         self.redirected = 0
+        # budget keeping: settings left at their defaults are off until a budget rescue
+        # (`nasenergy.search.rescue`), read from the study as it may have begun elsewhere
+        self._rescue = rescue_of(study.user_attrs) if config.budget_rescue else None
+        self._redirect_after, yield_after = config.keeping_in_effect(self._rescue is not None)
         # the filter yields rather than leave the budget unspent
-        self._yield = FilterYield(config.filter_yield_after, config.filter_yield_top)
+        self._yield = FilterYield(yield_after, config.filter_yield_top)
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -312,8 +322,11 @@ class Worker:
                 if orphan is not None:
                     self._finish_orphan(orphan)
                     continue
+            self._follow_rescue()
             if self._exhausted(status):
                 if self._reopen_rejected():
+                    continue
+                if self._begin_rescue():
                     continue
                 if self._settle_early():
                     continue
@@ -328,8 +341,10 @@ class Worker:
                 if self._settle_early():
                     continue
                 return WorkerResult("max_candidates", self._handled)
-            if is_stalled(trials, self.config.patience):
+            if is_stalled(trials, self.config.patience, candidates_after(self._rescue)):
                 if self._settle_early():
+                    continue
+                if self._begin_rescue(trials):
                     continue
                 return WorkerResult("stalled", self._handled)
             self._learn(trials)
@@ -339,6 +354,31 @@ class Worker:
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
+
+    def _follow_rescue(self) -> None:
+        """Switch to the budget rescue when another worker began it (read at each candidate)."""
+        if self._rescue is None and self.config.rescue_possible:
+            began = rescue_of(self.study.user_attrs)
+            if began is not None:
+                self._switch_on(began)
+
+    def _begin_rescue(self, trials: Sequence[FrozenTrial] | None = None) -> bool:
+        """Begin the budget rescue for the whole study instead of stopping (``False`` when it is
+        off, has nothing to switch on, or began already)."""
+        if self._rescue is not None or not self.config.rescue_possible:
+            return False
+        trials = proposed_trials(self.study) if trials is None else trials
+        evaluations = sum(1 for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED)
+        newest = max((t.number for t in trials), default=-1)
+        self._switch_on(begin_rescue(self.study, newest, len(trials), evaluations))
+        return True
+
+    def _switch_on(self, began: dict[str, int]) -> None:
+        """Apply the budget keeping settings of a rescue that began at ``began``."""
+        self._rescue = began
+        self._redirect_after, yield_after = self.config.keeping_in_effect(True)
+        self._yield = FilterYield(yield_after, self.config.filter_yield_top)
+        self._duplicates_in_a_row = 0
 
     def _stopping(self, reason: str, outcome: str) -> WorkerResult:
         """Close the screening pool's trials as ``outcome`` and stop for ``reason``."""
@@ -639,11 +679,11 @@ class Worker:
         return self._tell(number, oc.DUPLICATE, state, attrs)
 
     def _after_duplicate(self, number: int, params: dict[str, Any]) -> None:
-        """Count a duplicate proposal; after ``config.redirect_after`` in a row (0: never), enqueue
+        """Count a duplicate proposal; after ``redirect_after`` in a row (in effect; 0: never), enqueue
         `REDIRECT_BATCH` networks not yet seen near it (`nasenergy.search.redirect.nearby_unseen`)
         for the study's next trials."""
         self._duplicates_in_a_row += 1
-        if self.config.redirect_after <= 0 or self._duplicates_in_a_row < self.config.redirect_after:
+        if self._redirect_after <= 0 or self._duplicates_in_a_row < self._redirect_after:
             return
         self._duplicates_in_a_row = 0
         space = self.components.space
@@ -668,7 +708,7 @@ class Worker:
         """With every network of a partial profile seen and budget left, let the filter yield on
         the most promising network it rejected (`nasenergy.search.filter_yield`): enqueue it and
         handle the next candidate. ``False`` when the yield is off or no rejected network is left."""
-        if self.config.filter_yield_after <= 0:
+        if self._yield.after <= 0:
             return False
         chosen = most_promising_rejected(self.study.get_trials(deepcopy=False))
         if chosen is None:
