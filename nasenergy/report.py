@@ -181,7 +181,7 @@ def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],
             return int(value), ""
         if rescued and rescue_on:
             return constant, " (from the budget rescue on)"
-        return 0, " until a budget rescue" if rescue_on else ""
+        return 0, f" until a budget rescue (then {constant})" if rescue_on else ""
 
     redirect, redirect_when = in_effect(cfg["redirect_after"], RESCUE_REDIRECT_AFTER)
     after, after_when = in_effect(cfg["filter_yield_after"], RESCUE_YIELD_AFTER)
@@ -204,8 +204,10 @@ def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],
                          if reopened else "") + after_when)
     else:
         yield_text = f"off{after_when}"
-    return [f"- budget keeping: redirection (`--redirect-after {redirect}`) {redirect_text}; "
-            f"the filter's yield (`--filter-yield-after {after}`) {yield_text}", *lines]
+    redirect_flag = f" (`--redirect-after {redirect}`)" if cfg["redirect_after"] is not None else ""
+    after_flag = f" (`--filter-yield-after {after}`)" if cfg["filter_yield_after"] is not None else ""
+    return [f"- budget keeping: redirection{redirect_flag} {redirect_text}; "
+            f"the filter's yield{after_flag} {yield_text}", *lines]
 
 
 def _band(r: Mapping[str, Any]) -> str:

@@ -224,7 +224,8 @@ def test_the_budget_rescue_line_and_its_settings():
     assert len(quiet) == 1 and "off until a budget rescue" in quiet[0]
     env = {RESCUE_ENV: {"trial": 589, "candidates": 590, "evaluations": 90, "yielded": 31, "redirected": 640}}
     lines = _budget_keeping_lines(cfg, env, [{"filter_reason": "dominated; the filter yields after 10 rejections"}])
-    assert "(`--redirect-after 2`)" in lines[0] and "from the budget rescue on" in lines[0]
+    assert "redirection after 2 proposals" in lines[0] and "from the budget rescue on" in lines[0]
+    assert "(`--redirect-after 0`) off" in _budget_keeping_lines({**cfg, "redirect_after": 0}, env, [])[0]
     assert lines[1] == ("- budget rescue: began after evaluation 90 at candidate 590; evaluations yielded 31, "
                         "redirected proposals 640")
     assert _budget_keeping_lines({**cfg, "budget_rescue": False}, env, [])[1:] == []  # off: no rescue line
