@@ -37,7 +37,9 @@ A worker whose sampler proposed ``--redirect-after`` known networks in a row enq
 not yet seen near the last one (`nasenergy.search.redirect`), which the study's next trial proposes,
 so candidates per full evaluation stay bounded when the sampler converges; likewise a filter that
 rejected ``--filter-yield-after`` candidates in a row yields to the next promising one
-(`nasenergy.search.filter_yield`). 0 turns either off.
+(`nasenergy.search.filter_yield`). 0 turns either off; left at their defaults, both are off until
+the stall guard's condition first holds, when a budget rescue switches them on for every worker
+(`nasenergy.search.rescue`) and the guard counts again.
 
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
