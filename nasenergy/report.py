@@ -153,6 +153,63 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     return line
 
 
+REOPENED_TEXT = "was seen with budget left"
+"""Part of the filter reason of a rejected network evaluated after all
+(`nasenergy.search.filter_yield.REOPEN_REASON`)."""
+
+
+RESCUE_ENV = "budget_rescue"
+"""Key of ``env.json`` where a budget rescue began and what it did (`nasenergy.search.rescue`)."""
+RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER = 2, 10
+"""The settings a budget rescue switches on (`nasenergy.search.redirect.REDIRECT_AFTER`,
+`nasenergy.search.filter_yield.YIELD_AFTER`; tests/test_report.py checks that they agree)."""
+
+
+def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],
+                          evaluated: Sequence[Mapping[str, Any]]) -> list[str]:
+    """How the run kept its budget spendable (`nasenergy.search.redirect`,
+    `nasenergy.search.filter_yield`, `nasenergy.search.rescue`); nothing for a run whose config
+    predates the settings."""
+    if "redirect_after" not in cfg or "filter_yield_after" not in cfg:
+        return []
+    rescue = env.get(RESCUE_ENV)
+    rescued = isinstance(rescue, Mapping) and "trial" in rescue
+    rescue_on = bool(cfg.get("budget_rescue", False))
+
+    def in_effect(value: Any, constant: int) -> tuple[int, str]:  # (value in effect at the end, from when)
+        if value is not None:
+            return int(value), ""
+        if rescued and rescue_on:
+            return constant, " (from the budget rescue on)"
+        return 0, f" until a budget rescue (then {constant})" if rescue_on else ""
+
+    redirect, redirect_when = in_effect(cfg["redirect_after"], RESCUE_REDIRECT_AFTER)
+    after, after_when = in_effect(cfg["filter_yield_after"], RESCUE_YIELD_AFTER)
+    redirect_text = (f"after {redirect} proposals of known networks in a row, unseen networks near the last "
+                     f"one were enqueued{redirect_when}" if redirect > 0 else f"off{redirect_when}")
+    lines = []
+    if rescued and rescue_on:
+        lines.append(f"- budget rescue: began after evaluation {int(rescue['evaluations'])} at candidate "
+                     f"{int(rescue.get('candidates', 0))}; evaluations yielded {int(rescue.get('yielded', 0))}, "
+                     f"redirected proposals {int(rescue.get('redirected', 0))}")
+    if after > 0:
+        reasons = [str(r.get("filter_reason") or "") for r in evaluated]
+        yielded = sum(1 for reason in reasons if "the filter yields" in reason)
+        reopened = sum(1 for reason in reasons if REOPENED_TEXT in reason)
+        top = float(cfg.get("filter_yield_top") or 0.0)
+        yield_text = (f"after {after} rejections in a row, to a candidate among the most promising {top:.0%} "
+                      f"of them ({after * 3} rejections: the next one); {yielded} evaluations were yielded"
+                      + (f", {reopened} of them on networks it had rejected (counted among the filtered "
+                         "candidates too), evaluated once every network the profile holds was seen"
+                         if reopened else "") + after_when)
+    else:
+        yield_text = f"off{after_when}"
+    redirect_flag = f" (`--redirect-after {redirect}`)" if cfg["redirect_after"] is not None else ""
+    after_flag = f" (`--filter-yield-after {after}`)" if cfg["filter_yield_after"] is not None else ""
+    return [f"- budget keeping: redirection{redirect_flag} {redirect_text}; "
+            f"the filter's yield{after_flag} {yield_text}", *lines]
+
+
 def _band(r: Mapping[str, Any]) -> str:
     lo, hi = r.get("energy_saving_low_pct"), r.get("energy_saving_high_pct")
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
@@ -332,6 +389,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- distinct networks measured: {len({r.get('network') or r.get('canonical') for r in measured})}",
         *_coverage_lines(record.env, outcomes),
         _filter_line(cfg, record.env, rows, with_dvfs),
+        *_budget_keeping_lines(cfg, record.env, evaluated),
         "",
         "## Cost",
         "",

@@ -211,3 +211,22 @@ def test_a_line_with_nothing_to_say_is_left_out():
     """Nothing filtered: no "evaluation time the filter avoided: ≈ 0.00 s" line."""
     assert "the filter avoided: ≈" in render_report(_record())
     assert "the filter avoided" not in render_report(_without_dvfs(_record(), filtered=False))
+
+
+def test_the_budget_rescue_line_and_its_settings():
+    from nasenergy.report import RESCUE_ENV, RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER, _budget_keeping_lines
+    from nasenergy.search.filter_yield import YIELD_AFTER
+    from nasenergy.search.redirect import REDIRECT_AFTER
+    from nasenergy.search.rescue import RESCUE_ATTR
+
+    assert (RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER, RESCUE_ENV) == (REDIRECT_AFTER, YIELD_AFTER, RESCUE_ATTR)
+    cfg = {"redirect_after": None, "filter_yield_after": None, "filter_yield_top": 0.2, "budget_rescue": True}
+    quiet = _budget_keeping_lines(cfg, {}, [])
+    assert len(quiet) == 1 and "off until a budget rescue" in quiet[0]
+    env = {RESCUE_ENV: {"trial": 589, "candidates": 590, "evaluations": 90, "yielded": 31, "redirected": 640}}
+    lines = _budget_keeping_lines(cfg, env, [{"filter_reason": "dominated; the filter yields after 10 rejections"}])
+    assert "redirection after 2 proposals" in lines[0] and "from the budget rescue on" in lines[0]
+    assert "(`--redirect-after 0`) off" in _budget_keeping_lines({**cfg, "redirect_after": 0}, env, [])[0]
+    assert lines[1] == ("- budget rescue: began after evaluation 90 at candidate 590; evaluations yielded 31, "
+                        "redirected proposals 640")
+    assert _budget_keeping_lines({**cfg, "budget_rescue": False}, env, [])[1:] == []  # off: no rescue line

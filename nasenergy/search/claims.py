@@ -444,6 +444,32 @@ class ClaimStore:
             return ClaimResult("claimed", cell)
 
     @_retried
+    def reopen(self, canonical: str, trial_number: int) -> ClaimResult:
+        """Atomically take a budget slot for a network the filter rejected earlier (a ``filtered``
+        cell), now to be evaluated by trial ``trial_number`` (`nasenergy.search.filter_yield`).
+
+        Returns:
+            ``claimed`` with the cell (now running, owned by this worker), ``exists`` with the cell
+            when it is no longer a filtered one (another worker reopened it, or the network is
+            new to the study: ``cell`` ``None``), or ``budget_full``.
+        """
+        with self._locked() as (conn, budget, now):
+            where = (_cells.c.study == self.study, _cells.c.canonical == canonical)
+            row = conn.execute(sa.select(_cells).where(*where)).one_or_none()
+            cell = _row_cell(row) if row is not None else None
+            if cell is None or cell.status != FILTERED:
+                if cell is not None and (cell.status, cell.owner, cell.trial_number) == (
+                        RUNNING, self.worker_id, trial_number):
+                    return ClaimResult("claimed", cell)  # a retried reopen whose first attempt was committed
+                return ClaimResult("exists", cell)
+            if self._count(conn, SLOT_STATUSES) >= budget:
+                return ClaimResult("budget_full", None)
+            conn.execute(_cells.update().where(*where).values(
+                status=RUNNING, trial_number=trial_number, owner=self.worker_id, updated_at=now))
+            return ClaimResult("claimed", dataclasses.replace(cell, status=RUNNING, trial_number=trial_number,
+                                                              owner=self.worker_id))
+
+    @_retried
     def record(
         self, canonical: str, arch: str, trial_number: int, status: Literal["filtered", "failed", "not_recorded"]
     ) -> bool:

@@ -32,6 +32,8 @@ from nasenergy.search.env_info import shell_command
 from nasenergy.search.exit_codes import EXIT_STATUS_HELP, exit_code_for
 from nasenergy.search.filter_features import parse_filter_features
 from nasenergy.search.front_table import front_table
+from nasenergy.search.filter_yield import YIELD_AFTER
+from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECT_BATCH
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 from search_spaces import DATASETS, space_names
 from nasenergy.search.run_files import load_run
@@ -207,6 +209,24 @@ def build_parser() -> argparse.ArgumentParser:
                           f"(default {DEFAULT_PATIENCE}, four times the longest gap between two evaluations seen in "
                           "searches that filled their budget; a sampler stuck on networks it has seen or the filter "
                           "rejects would otherwise crawl on to the candidate cap)")
+    run.add_argument("--budget-rescue", choices=("on", "off"), default="on" if _DEFAULTS.budget_rescue else "off",
+                     help="when the stall guard's condition first holds (or a partial profile has no unseen network "
+                          f"left), switch redirection (after {REDIRECT_AFTER}) and the filter's yield (after "
+                          f"{YIELD_AFTER}) on instead of stopping, for every worker of the study; a second stall "
+                          "stops the run (default %(default)s)")
+    run.add_argument("--redirect-after", type=_non_negative_int, default=_DEFAULTS.redirect_after, metavar="N",
+                     help="after N proposals of networks the study has seen in a row, a worker enqueues "
+                          f"{REDIRECT_BATCH} unseen networks near the last one, from the start; 0 turns it off, "
+                          f"in a budget rescue too (default: off until a budget rescue, then {REDIRECT_AFTER})")
+    run.add_argument("--filter-yield-after", type=_non_negative_int, default=_DEFAULTS.filter_yield_after,
+                     metavar="N",
+                     help="after N filter rejections in a row, the filter yields to the next candidate among the "
+                          "most promising --filter-yield-top of them by its optimistic accuracy, after 3N to the "
+                          "next one, from the start; 0: the filter never yields, in a budget rescue neither "
+                          f"(default: off until a budget rescue, then {YIELD_AFTER})")
+    run.add_argument("--filter-yield-top", type=float, default=_DEFAULTS.filter_yield_top, metavar="SHARE",
+                     help="the share of the rejected candidates a yielded one must rank among, in (0, 1] "
+                          "(default %(default)s)")
     run.add_argument("--lease-s", type=float, default=_DEFAULTS.lease_s,
                      help="seconds without a heartbeat after which a worker counts as dead and another "
                           "worker takes over its claimed evaluation (default %(default)s)")
@@ -276,6 +296,10 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         boards=args.boards,
         board_tolerance_pct=args.board_tolerance_pct,
         meter_setting=args.meter_setting,
+        filter_yield_after=args.filter_yield_after,
+        filter_yield_top=args.filter_yield_top,
+        redirect_after=args.redirect_after,
+        budget_rescue=args.budget_rescue == "on",
     ).validate()
 
 
@@ -331,7 +355,7 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
         print(
             f"stopped: stalled: the last {config.patience} candidates brought no new full evaluation; stopped after "
             f"{summary.candidates} candidates with {summary.evaluated} of {summary.budget} full evaluations ({counts}); "
-            "raise --patience (0 turns the guard off), loosen the filter or lower --budget",
+            f"since the last evaluation: {summary.stall_cause}; or raise --patience (0 turns the guard off)",
             file=sys.stderr,
         )
     if summary.stop_reason == "exhausted":
@@ -347,6 +371,9 @@ def _run(args: argparse.Namespace, resume_command: str, components_factory: Comp
             f"{summary.candidates} candidates; report: {summary.out_dir / 'report.md'}\n"
             f"browse the study: {dashboard_hint(summary.dashboard_command)}"
         )
+        if summary.rescue is not None:
+            print(f"budget rescue: began after evaluation {summary.rescue['evaluations']} at candidate "
+                  f"{summary.rescue['candidates']}")
         _print_front(summary.out_dir)
     return exit_code_for(summary.stop_reason)
 

@@ -32,6 +32,8 @@ from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
 from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.filter_features import suffix as filter_features_suffix
+from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
+from nasenergy.search.redirect import REDIRECT_AFTER
 
 DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
@@ -176,6 +178,19 @@ class SearchConfig:
             (`nasenergy.hardware.meter_settings`): ``fast`` (one energy window whose own passes
             give the throughput) or ``full`` (timed throughput repeats, then three energy
             windows); the recorded and CPU meters ignore it.
+        filter_yield_after: the filter yields after this many rejections in a row (of one
+            worker) to a candidate among the most promising ``filter_yield_top`` of them, and
+            after three times as many to the next one (`nasenergy.search.filter_yield`), from the
+            start; ``0``: the filter never yields; ``None`` (the default): only in a budget rescue,
+            then after `YIELD_AFTER`.
+        filter_yield_top: the share of the rejected candidates a yielded one must rank among, (0, 1].
+        redirect_after: after this many proposals of known networks in a row (of one worker),
+            the worker enqueues unseen networks near the last one (`nasenergy.search.redirect`),
+            from the start; ``0``: never; ``None`` (the default): only in a budget rescue, then
+            after `REDIRECT_AFTER`.
+        budget_rescue: when the stall guard's condition first holds, switch the budget keeping
+            settings left at ``None`` on instead of stopping (`nasenergy.search.rescue`); ``False``:
+            stop there.
     """
 
     budget: int = 200
@@ -210,6 +225,10 @@ class SearchConfig:
     boards: str = DEFAULT_BOARD_POLICY
     board_tolerance_pct: float = 100.0 * DEFAULT_TOLERANCE_FRAC
     meter_setting: str = DEFAULT_METER_SETTING
+    filter_yield_after: int | None = None
+    filter_yield_top: float = YIELD_TOP
+    redirect_after: int | None = None
+    budget_rescue: bool = True
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
@@ -240,8 +259,32 @@ class SearchConfig:
         screen = f"-screen{self.screen}" if self.screen != 1 else ""
         floor = f"-min{self.min_accuracy:g}" if self.min_accuracy is not None else ""
         features = self._features_suffix()
+        keeping = "".join(f"-{tag}{value:g}" for tag, value in self.budget_keeping_changed().items())
         return (f"{self.space}-{self.dataset}-{objectives}-{self.precision}-b{self.batch_size}-{filt}{features}-"
-                f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}{floor}-seed{self.seed}")
+                f"dvfs.{self.dvfs}{profile}-{self.sampler}{screen}{floor}{keeping}-seed{self.seed}")
+
+    def keeping_in_effect(self, rescued: bool) -> tuple[int, int]:
+        """``(redirect_after, filter_yield_after)`` as a worker applies them: an explicit value
+        always; a ``None`` one 0 (off) before a budget rescue and the shipped constant
+        (`REDIRECT_AFTER`, `YIELD_AFTER`) in one (`nasenergy.search.rescue`)."""
+        def resolved(value: int | None, constant: int) -> int:
+            return int(value) if value is not None else (constant if rescued else 0)
+
+        return resolved(self.redirect_after, REDIRECT_AFTER), resolved(self.filter_yield_after, YIELD_AFTER)
+
+    @property
+    def rescue_possible(self) -> bool:
+        """Whether a budget rescue can switch anything on: ``budget_rescue`` with at least one
+        budget keeping setting left at ``None``."""
+        return self.budget_rescue and (self.redirect_after is None or self.filter_yield_after is None)
+
+    def budget_keeping_changed(self) -> dict[str, float]:
+        """The settings that keep the budget spendable (`BUDGET_KEEPING`) that differ from their
+        defaults, by their study-name tag (e.g. ``{"redirect": 0}``): they join the default study
+        name and the study-defining settings, so runs that differ in them never resume each other,
+        while runs at the defaults keep their names."""
+        return {tag: getattr(self, name) for name, tag in BUDGET_KEEPING.items()
+                if getattr(self, name) != _FIELD_DEFAULTS[name]}
 
     def _features_suffix(self) -> str:
         """``-feat.GROUPS`` for non-default `filter_features` (empty for the default or bad groups,
@@ -328,6 +371,16 @@ class SearchConfig:
             raise UsageError(f"--lease-s must be at least 5 seconds, got {self.lease_s}")
         if not 0.0 <= self.db_retry_s < float("inf"):
             raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {self.db_retry_s}")
+        for name in ("filter_yield_after", "redirect_after"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise UsageError(f"--{name.replace('_', '-')} must be 0 (off) or a whole number of candidates, "
+                                 f"got {value!r}")
+        top = self.filter_yield_top
+        if isinstance(top, bool) or not isinstance(top, (int, float)) or not 0.0 < float(top) <= 1.0:
+            raise UsageError(f"--filter-yield-top must be a share in (0, 1], got {top!r}")
+        if not isinstance(self.budget_rescue, bool):
+            raise UsageError(f"--budget-rescue must be on or off, got {self.budget_rescue!r}")
         _choice("--boards", self.boards, BOARD_POLICIES)
         _choice("--meter-setting", self.meter_setting, tuple(METER_SETTINGS))
         if not 0.0 <= self.board_tolerance_pct < 100.0:
@@ -381,6 +434,9 @@ class SearchConfig:
             defining["filter_features"] = list(self.filter_features)
         if "profile_sha256" in d:  # the same figures on every worker and on resuming, wherever the file lies
             defining["profile_sha256"] = d["profile_sha256"]
+        for name in BUDGET_KEEPING:  # only when changed: studies made before the settings stay resumable
+            if getattr(self, name) != _FIELD_DEFAULTS[name]:
+                defining[name] = d[name]
         return defining
 
     def replayed_profile(self) -> str | None:
@@ -405,6 +461,15 @@ class SearchConfig:
         if isinstance(kw.get("filter_features"), list):
             kw["filter_features"] = tuple(kw["filter_features"])
         return cls(**kw)
+
+
+BUDGET_KEEPING: dict[str, str] = {
+    "filter_yield_after": "yield",
+    "filter_yield_top": "yieldtop",
+    "redirect_after": "redirect",
+}
+"""The settings that keep a budget spendable, by their tag in the default study name."""
+_FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(SearchConfig)}
 
 
 def profile_digest(path: str) -> str:

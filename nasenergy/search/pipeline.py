@@ -33,6 +33,14 @@ than ``--lease-s`` (paused, or cut off from the database) may find that another 
 claim meanwhile: it then discards its own result with one line and goes on (`LOST`), so the network
 is still counted once.
 
+A worker whose sampler proposed ``--redirect-after`` known networks in a row enqueues a few networks
+not yet seen near the last one (`nasenergy.search.redirect`), which the study's next trial proposes,
+so candidates per full evaluation stay bounded when the sampler converges; likewise a filter that
+rejected ``--filter-yield-after`` candidates in a row yields to the next promising one
+(`nasenergy.search.filter_yield`). 0 turns either off; left at their defaults, both are off until
+the stall guard's condition first holds, when a budget rescue switches them on for every worker
+(`nasenergy.search.rescue`) and the guard counts again.
+
 Two guards stop a study that cannot fill its budget: the candidate cap (``--max-candidates``) and
 the stall guard (``--patience``): the study's last ``patience`` finished candidates brought no new
 full evaluation (`candidates_since_evaluation`).
@@ -55,7 +63,7 @@ import numpy as np
 from nasenergy.errors import CandidateError, NasEnergyError
 from nasenergy.filter.energy_bound import optimistic_figures
 from nasenergy.filter.records import Decision
-from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, record_decision
+from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr, decision_of, record_decision
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import Measurement
@@ -67,10 +75,13 @@ from nasenergy.search.components import Components
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
+from nasenergy.search.filter_yield import REOPEN_REASON, REOPENED_FROM, FilterYield, most_promising_rejected
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
-from nasenergy.search.study import TrialAccess
-from nasenergy.search.tpe_dedup import watch_seen_networks
+from nasenergy.search.study import TrialAccess, proposed_trials
+from nasenergy.search.redirect import REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.search.rescue import begin_rescue, candidates_after, rescue_of
+from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
 if TYPE_CHECKING:
@@ -116,11 +127,13 @@ def evaluation_seed(study_seed: int, trial_number: int) -> int:
     return int(np.random.SeedSequence([int(study_seed), int(trial_number)]).generate_state(1)[0])
 
 
-def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
+def candidates_since_evaluation(trials: Sequence[FrozenTrial], after_trial: int = -1) -> int:
     """How many finished candidates came after the study's newest full evaluation.
 
     Args:
         trials: the study's trials in trial order (``study.get_trials()``).
+        after_trial: count only trials numbered above it (a budget rescue restarts the count,
+            `nasenergy.search.rescue.candidates_after`).
 
     Returns:
         The candidates after the last trial whose outcome is ``evaluated``, not counting trials
@@ -128,6 +141,8 @@ def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
     """
     count = 0
     for t in reversed(trials):
+        if after_trial >= 0 and t.number <= after_trial:
+            break
         outcome = t.user_attrs.get(tr.OUTCOME)
         if outcome == oc.EVALUATED:
             break
@@ -136,10 +151,54 @@ def candidates_since_evaluation(trials: Sequence[FrozenTrial]) -> int:
     return count
 
 
-def is_stalled(trials: Sequence[FrozenTrial], patience: int) -> bool:
-    """Whether the stall guard stops the study: ``patience`` > 0 finished candidates in a row
-    without a new full evaluation (see `candidates_since_evaluation`)."""
-    return patience > 0 and candidates_since_evaluation(trials) >= patience
+def is_stalled(trials: Sequence[FrozenTrial], patience: int, after_trial: int = -1) -> bool:
+    """Whether the stall guard's condition holds: ``patience`` > 0 finished candidates in a row
+    without a new full evaluation (see `candidates_since_evaluation`), counted after trial
+    ``after_trial`` (a budget rescue's start)."""
+    return patience > 0 and candidates_since_evaluation(trials, after_trial) >= patience
+
+
+STALL_ADVICE = {
+    oc.DUPLICATE: "the sampler kept proposing networks the study had seen and no unseen network was found near "
+                  "them: few unseen networks are left; lower --budget, or try --sampler random",
+    oc.FILTERED: "the filter rejected the new networks: loosen it (--target-recall, --filter none) or lower --budget",
+    oc.NOT_RECORDED: "the new networks lie outside the recorded profile: measure on a GPU (--hardware cuda) or "
+                     "lower --budget",
+    oc.INFEASIBLE: "the new networks cannot learn (output independent of the input): lower --budget",
+    oc.FAILED: "the new networks failed to measure or evaluate (see the trials' errors)",
+}
+
+
+STALL_ADVICE_WHEN_OFF = {
+    oc.DUPLICATE: "the sampler kept proposing networks the study had seen, and redirection was off: "
+                  "turn it on (--budget-rescue on, or --redirect-after 2 from the start) or lower --budget",
+    oc.FILTERED: "the filter rejected the new networks and never yields: let it (--budget-rescue on, or "
+                 "--filter-yield-after 10 from the start), loosen it (--target-recall, --filter none) or lower --budget",
+}
+"""`STALL_ADVICE` where the mechanism that would have helped was turned off (``--redirect-after
+0``, ``--filter-yield-after 0``)."""
+
+
+def stall_cause(trials: Sequence[FrozenTrial], *, redirect_after: int = 1, filter_yield_after: int = 1) -> str:
+    """Why the study stalled, in one clause: the outcomes of the candidates after its newest full
+    evaluation (see `candidates_since_evaluation`), most frequent first, and what to change for the
+    most frequent one (`STALL_ADVICE`; `STALL_ADVICE_WHEN_OFF` for the duplicates with
+    ``redirect_after`` 0 and the filtered ones with ``filter_yield_after`` 0)."""
+    counts: dict[str, int] = {}
+    for t in reversed(trials):
+        outcome = t.user_attrs.get(tr.OUTCOME)
+        if outcome == oc.EVALUATED:
+            break
+        if outcome is not None:
+            counts[outcome] = counts.get(outcome, 0) + 1
+    if not counts:
+        return "no candidate finished"
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    told = ", ".join(f"{n} {outcome}" for outcome, n in ranked)
+    off = {oc.DUPLICATE: redirect_after <= 0, oc.FILTERED: filter_yield_after <= 0}
+    table = STALL_ADVICE_WHEN_OFF if off.get(ranked[0][0]) else STALL_ADVICE
+    advice = table.get(ranked[0][0], "raise --patience (0 turns the guard off) or lower --budget")
+    return f"{told}: {advice}"
 
 
 CANDIDATE_ERRORS: tuple[type[BaseException], ...] = (CandidateError, LookupError)
@@ -224,6 +283,17 @@ class Worker:
         # TPE avoids seen networks, and those a partial recorded profile lacks
         self._seen = watch_seen_networks(study.sampler, components.space, components.key_of, components.covers)
         self._features = self._feature_fn()
+        # the networks seen, for redirecting a converged sampler (`nasenergy.search.redirect`)
+        self._known = self._seen if isinstance(self._seen, SeenNetworks) else SeenNetworks(
+            components.space, components.key_of, components.covers)
+        self._duplicates_in_a_row = 0
+        self.redirected = 0
+        # budget keeping: settings left at their defaults are off until a budget rescue
+        # (`nasenergy.search.rescue`), read from the study as it may have begun elsewhere
+        self._rescue = rescue_of(study.user_attrs) if config.budget_rescue else None
+        self._redirect_after, yield_after = config.keeping_in_effect(self._rescue is not None)
+        # the filter yields rather than leave the budget unspent
+        self._yield = FilterYield(yield_after, config.filter_yield_top)
         self._screener = self._make_screener() if config.screen > 1 else None
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
@@ -254,7 +324,12 @@ class Worker:
                 if orphan is not None:
                     self._finish_orphan(orphan)
                     continue
+            self._follow_rescue()
             if self._exhausted(status):
+                if self._reopen_rejected():
+                    continue
+                if self._begin_rescue():
+                    continue
                 if self._settle_early():
                     continue
                 return WorkerResult("exhausted", self._handled)
@@ -263,20 +338,49 @@ class Worker:
                     self._drain_pool(oc.OVER_BUDGET, "the budget was spent before it was screened")
                 time.sleep(POLL_S)  # every slot is held by a live worker: wait for them
                 continue
-            trials = self.study.get_trials(deepcopy=False)
+            trials = proposed_trials(self.study)
             if len(trials) >= self.cap:
                 if self._settle_early():
                     continue
                 return WorkerResult("max_candidates", self._handled)
-            if is_stalled(trials, self.config.patience):
+            if is_stalled(trials, self.config.patience, candidates_after(self._rescue)):
                 if self._settle_early():
+                    continue
+                if self._begin_rescue(trials):
                     continue
                 return WorkerResult("stalled", self._handled)
             self._learn(trials)
             self._seen.update(trials)
+            if self._known is not self._seen:
+                self._known.update(trials)
             outcome = self._candidate()
             self._handled += 1
             self.on_candidate(outcome)
+
+    def _follow_rescue(self) -> None:
+        """Switch to the budget rescue when another worker began it (read at each candidate)."""
+        if self._rescue is None and self.config.rescue_possible:
+            began = rescue_of(self.study.user_attrs)
+            if began is not None:
+                self._switch_on(began)
+
+    def _begin_rescue(self, trials: Sequence[FrozenTrial] | None = None) -> bool:
+        """Begin the budget rescue for the whole study instead of stopping (``False`` when it is
+        off, has nothing to switch on, or began already)."""
+        if self._rescue is not None or not self.config.rescue_possible:
+            return False
+        trials = proposed_trials(self.study) if trials is None else trials
+        evaluations = sum(1 for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED)
+        newest = max((t.number for t in trials), default=-1)
+        self._switch_on(begin_rescue(self.study, newest, len(trials), evaluations))
+        return True
+
+    def _switch_on(self, began: dict[str, int]) -> None:
+        """Apply the budget keeping settings of a rescue that began at ``began``."""
+        self._rescue = began
+        self._redirect_after, yield_after = self.config.keeping_in_effect(True)
+        self._yield = FilterYield(yield_after, self.config.filter_yield_top)
+        self._duplicates_in_a_row = 0
 
     def _stopping(self, reason: str, outcome: str) -> WorkerResult:
         """Close the screening pool's trials as ``outcome`` and stop for ``reason``."""
@@ -303,8 +407,13 @@ class Worker:
             key = self.components.key_of(arch)
             trial.set_user_attr(tr.CANDIDATE, self._identity(arch, key))
             cell = self.claims.lookup(key)
+            if cell is not None and cell.status == FILTERED and REOPENED_FROM in trial.user_attrs:
+                return self._evaluate_rejected(trial, arch, key)
             if cell is not None:
-                return self._answer_duplicate(trial.number, cell)
+                outcome = self._answer_duplicate(trial.number, cell)
+                self._after_duplicate(trial.number, trial.params)
+                return outcome
+            self._duplicates_in_a_row = 0
             covered = self.components.covers is None or self.components.covers(arch)
             if covered and not self._learns(arch):  # (one a profile lacks stays not_recorded)
                 self.claims.record(key, str(arch), trial.number, FILTERED)  # repeats are duplicates
@@ -321,7 +430,8 @@ class Worker:
                 self.claims.record(key, str(arch), trial.number, FAILED)  # repeats are duplicates
                 return self._tell(trial.number, oc.FAILED, self._states.FAIL, {tr.ERROR: str(exc)})
             features = self._features_of(arch)
-            decision = self.components.filter.admit(measurement, self._front.points, features=features)
+            decision = self._yield.consider(
+                self.components.filter.admit(measurement, self._front.points, features=features))
             record_decision(trial, decision, measurement)
             self._round_measured += 1
             if not decision.admit:
@@ -561,7 +671,7 @@ class Worker:
                 time.sleep(POLL_S)
             cell = self.claims.lookup(cell.canonical) or cell
         original = self._trials.get(cell.trial_number)
-        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS}
+        attrs = {k: v for k, v in original.user_attrs.items() if k not in tr.IDENTITY_ATTRS and k not in (REDIRECTED_FROM, REOPENED_FROM)}
         attrs[tr.DUPLICATE_OF] = cell.trial_number
         for name, value in original.constraints.items():  # a repeat of an infeasible network is infeasible too
             self._constrain(number, name, value)
@@ -569,6 +679,73 @@ class Worker:
             return self._tell(number, oc.NOT_RECORDED, self._states.PRUNED, attrs)
         state = self._states.FAIL if cell.status == FAILED else self._states.PRUNED
         return self._tell(number, oc.DUPLICATE, state, attrs)
+
+    def _after_duplicate(self, number: int, params: dict[str, Any]) -> None:
+        """Count a duplicate proposal; after ``redirect_after`` in a row (in effect; 0: never), enqueue
+        `REDIRECT_BATCH` networks not yet seen near it (`nasenergy.search.redirect.nearby_unseen`)
+        for the study's next trials."""
+        self._duplicates_in_a_row += 1
+        if self._redirect_after <= 0 or self._duplicates_in_a_row < self._redirect_after:
+            return
+        self._duplicates_in_a_row = 0
+        space = self.components.space
+        choices = space.param_choices()
+        if not all(name in params for name in choices):
+            return
+        rng = redirect_rng(self.config.seed, number)
+        taken: set[str] = set()
+
+        def is_new(candidate: dict[str, Any]) -> bool:
+            return self._is_new(candidate) and self._known.network(candidate) not in taken
+
+        for _ in range(REDIRECT_BATCH):
+            found = nearby_unseen(choices, params, is_new, rng)
+            if found is None:
+                break
+            taken.add(self._known.network(found))
+            self.study.enqueue_trial(found, user_attrs={REDIRECTED_FROM: number})
+            self.redirected += 1
+
+    def _reopen_rejected(self) -> bool:
+        """With every network of a partial profile seen and budget left, let the filter yield on
+        the most promising network it rejected (`nasenergy.search.filter_yield`): enqueue it and
+        handle the next candidate. ``False`` when the yield is off or no rejected network is left."""
+        if self._yield.after <= 0:
+            return False
+        chosen = most_promising_rejected(self.study.get_trials(deepcopy=False))
+        if chosen is None:
+            return False
+        self.study.enqueue_trial(dict(chosen.params), user_attrs={REOPENED_FROM: chosen.number})
+        self._learn(proposed_trials(self.study))
+        outcome = self._candidate()
+        self._handled += 1
+        self.on_candidate(outcome)
+        return True
+
+    def _evaluate_rejected(self, trial: Any, arch: Arch, key: str) -> str:
+        """Evaluate a network the filter rejected earlier (`_reopen_rejected`), from the measurement
+        its filtered trial stored: its decision is recorded as yielded."""
+        original = self._trials.get(int(trial.user_attrs[REOPENED_FROM]))
+        stored, decision = tr.measurement_of(original), decision_of(original)
+        measurement = Measurement.from_dict(stored) if stored else self.components.measure(arch)
+        reason = f"{(decision or {}).get('reason') or 'rejected'}; {REOPEN_REASON}"
+        trial.set_user_attr(CHEAP_ATTR, {"measurement": measurement.to_dict(),
+                                         "decision": {**(decision or {}), "admit": True, "reason": reason}})
+        claim = self.claims.reopen(key, trial.number)
+        if claim.kind == "budget_full":
+            return self._tell(trial.number, oc.OVER_BUDGET, self._states.FAIL)
+        if claim.kind == "exists":
+            if claim.cell is None:  # forgotten meanwhile: a new network again
+                return self._claim_and_evaluate(trial.number, arch, key, measurement)
+            return self._answer_duplicate(trial.number, claim.cell)
+        return self._evaluate(trial.number, arch, key, measurement)
+
+    def _is_new(self, params: dict[str, Any]) -> bool:
+        """Whether ``params`` name a network worth proposing: unseen, covered, able to learn."""
+        if self._known(params):  # seen, or outside a partial profile
+            return False
+        arch = self.components.space.arch_from_params(params)
+        return self._learns(arch) and self.claims.lookup(self.components.key_of(arch)) is None
 
     # --------------------------------------------------------------- orphans
 

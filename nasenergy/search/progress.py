@@ -16,6 +16,7 @@ import numpy as np
 from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import ClaimStore
+from nasenergy.search.study import proposed_trials
 from nasenergy.objectives import SearchObjective
 from nasenergy.pareto import ParetoFront
 from nasenergy.run_quality import region_of
@@ -53,7 +54,7 @@ class Progress:
             return
         self._last = time.monotonic()
         status = self._claims.status()
-        trials = self._study.get_trials(deepcopy=False)
+        trials = proposed_trials(self._study)
         outcomes = Counter(t.user_attrs.get(tr.OUTCOME) for t in trials)
         points = np.array(
             [t.values for t in trials if t.user_attrs.get(tr.OUTCOME) == oc.EVALUATED and t.values],

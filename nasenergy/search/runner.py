@@ -36,6 +36,7 @@ from nasenergy.errors import NasEnergyError
 from nasenergy.run_plots import draw_run
 from nasenergy.report import render_report
 from nasenergy.search import run_files
+from nasenergy.search import outcomes as oc
 from nasenergy.search import trial_record as tr
 from nasenergy.search.board_step import BOARDS_ATTR, boards_of_run, calibrate_run, normalising
 from nasenergy.search.claims import ClaimStore, Heartbeat
@@ -51,7 +52,7 @@ from nasenergy.search.exit_codes import EXIT_DATABASE
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
-from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled
+from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled, stall_cause
 from nasenergy.search.progress import Progress
 from nasenergy.search.storage import (
     StorageSpec,
@@ -60,7 +61,11 @@ from nasenergy.search.storage import (
     open_optuna_storage,
     resolve_storage,
 )
+from nasenergy.search.filter_yield import YIELD_TEXT
+from nasenergy.search.redirect import REDIRECTED_FROM
+from nasenergy.search.rescue import RESCUE_ATTR, candidates_after, rescue_of
 from nasenergy.search.study import (
+    proposed_trials,
     WORKER_ATTR_PREFIX,
     TrialAccess,
     close_abandoned_trials,
@@ -98,6 +103,10 @@ class RunSummary:
         files: the files written.
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
+        stall_cause: for a ``stalled`` study, what its last candidates were and what to change
+            (`nasenergy.search.pipeline.stall_cause`); else empty.
+        rescue: where the study's budget rescue began (`nasenergy.search.rescue.rescue_of`), or
+            ``None`` (none began, or ``--budget-rescue off``).
     """
 
     out_dir: Path
@@ -110,6 +119,8 @@ class RunSummary:
     files: list[Path]
     resume_command: str
     dashboard_command: str
+    stall_cause: str = ""
+    rescue: dict[str, int] | None = None
 
     @property
     def complete(self) -> bool:
@@ -190,11 +201,12 @@ def run_search(
             if reason != "interrupted":
                 close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
-            trials = study.get_trials(deepcopy=False)
+            trials = proposed_trials(study)
+            rescue = rescue_of(study.user_attrs) if config.budget_rescue else None
             if status.complete and reason in ("budget", "worker_failed", "database"):
                 reason = "budget"  # every evaluation is done, whichever worker died on the way
             elif reason == "budget":  # worker processes stopped short
-                reason = _short_reason(study, trials, config.patience)
+                reason = _short_reason(study, trials, config.patience, candidates_after(rescue))
             files = write_outputs(config, study, spec, resume_command, stop_reason=reason)
         finally:
             claims.close()
@@ -209,17 +221,30 @@ def run_search(
         files=files,
         resume_command=resume_command,
         dashboard_command=spec.dashboard_command(),
+        stall_cause=_stall_cause(config, trials, rescue) if reason == "stalled" else "",
+        rescue=rescue,
     )
 
 
-def _short_reason(study: optuna.Study, trials: list[FrozenTrial], patience: int) -> str:
+def _stall_cause(config: SearchConfig, trials: list[FrozenTrial], rescue: dict[str, int] | None) -> str:
+    """`stall_cause` with the budget keeping settings in effect when the study stalled."""
+    redirect_after, filter_yield_after = config.keeping_in_effect(rescue is not None)
+    cause = stall_cause(trials, redirect_after=redirect_after, filter_yield_after=filter_yield_after)
+    if rescue is not None:
+        cause = (f"{cause} (in the budget rescue that began after evaluation {rescue['evaluations']} at "
+                 f"candidate {rescue['candidates']})")
+    return cause
+
+
+def _short_reason(study: optuna.Study, trials: list[FrozenTrial], patience: int, after_trial: int = -1) -> str:
     """Why worker processes stopped before the budget: the candidate cap they recorded, else the
-    stall guard, else a partial profile with no unseen network left."""
+    stall guard (counted after trial ``after_trial``, a budget rescue's start), else a partial
+    profile with no unseen network left."""
     caps = [v.get("candidate_cap") for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)]
     caps = [c for c in caps if c]
     if caps and len(trials) >= min(caps):
         return "max_candidates"
-    return "stalled" if is_stalled(trials, patience) else "exhausted"
+    return "stalled" if is_stalled(trials, patience, after_trial) else "exhausted"
 
 
 # ------------------------------------------------------------------------------------- workers
@@ -409,7 +434,8 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
     private = has_password(config.storage)
     secrets = [password_of(config.storage)]
     objectives = objectives_for(config.objectives)
-    rows = [row_from_trial(t) for t in study.get_trials(deepcopy=False)]
+    proposed = proposed_trials(study)
+    rows = [row_from_trial(t) for t in proposed]
     run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
     env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
@@ -418,6 +444,11 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
         env["stop_reason"] = stop_reason
     if study.user_attrs.get(BOARDS_ATTR):
         env["boards"] = study.user_attrs[BOARDS_ATTR]
+    rescue = rescue_of(study.user_attrs)
+    if rescue is not None:  # where it began, and what it did (counted over the whole study)
+        env[RESCUE_ATTR] = {**rescue, "redirected": sum(1 for t in proposed if REDIRECTED_FROM in t.user_attrs),
+                            "yielded": sum(1 for r in rows if r.get("outcome") == oc.EVALUATED
+                                           and YIELD_TEXT in str(r.get("filter_reason") or ""))}
     run_files.write_json(out / run_files.ENV_JSON, env, private=private)
     record = run_files.RunRecord(out, config.public_dict(), rows, env)
     report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),

@@ -20,6 +20,15 @@ WORKER_ATTR_PREFIX = "worker:"
 """Study user attributes ``worker:<id>`` describe each worker (rank, seed, host, parts)."""
 
 
+def proposed_trials(study: Any) -> list[Any]:
+    """The study's trials that proposed a candidate: all but the ``WAITING`` ones (a network
+    enqueued for a later trial, `nasenergy.search.redirect`, is no candidate until it is asked)."""
+    import optuna
+
+    waiting = optuna.trial.TrialState.WAITING
+    return [t for t in study.get_trials(deepcopy=False) if t.state != waiting]
+
+
 def make_sampler(name: str, *, seed: int, budget: int) -> Any:
     """The Optuna sampler ``name`` (``tpe``, ``nsga2`` or ``random``), seeded.
 

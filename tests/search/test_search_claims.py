@@ -49,6 +49,23 @@ def test_claim_exists_budget_full_and_release(db_url, unique_name):
     s.close()
 
 
+def test_a_filtered_network_is_reopened_once_within_the_budget(db_url, unique_name):
+    s = _store(db_url, unique_name)
+    s.ensure_study(2, SETTINGS)
+    s.register_worker()
+    assert s.record("F", "f", 0, FILTERED) and s.record("G", "g", 1, FILTERED) and s.record("H", "h", 2, FILTERED)
+    assert s.reopen("X", 3).kind == "exists" and s.reopen("X", 3).cell is None  # never seen: not a reopen
+    first = s.reopen("F", 4)
+    assert first.kind == "claimed" and (first.cell.status, first.cell.trial_number) == (RUNNING, 4)
+    assert s.reopen("F", 4).kind == "claimed"  # a retried reopen finds its own write
+    assert s.reopen("F", 5).kind == "exists"  # another trial: the network is running now
+    assert s.reopen("G", 6).kind == "claimed" and s.finish("G", DONE, 6)
+    assert s.reopen("H", 7).kind == "budget_full" and s.lookup("H").status == FILTERED
+    st = s.status()
+    assert (st.claimed, st.done, st.running, st.filtered) == (2, 1, 1, 1)
+    s.close()
+
+
 def test_ensure_study_checks_settings_and_only_raises_budget(db_url, unique_name):
     s = _store(db_url, unique_name)
     s.ensure_study(5, SETTINGS)

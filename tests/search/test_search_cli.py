@@ -37,6 +37,10 @@ from nasenergy.search.cli import main
         ["--objectives", "throughput,energy"],  # the filter predicts accuracy
         ["--no-such-flag"],
         ["--meter-setting", "quick"],
+        ["--redirect-after", "-1"],
+        ["--filter-yield-after", "two"],
+        ["--filter-yield-top", "0"],
+        ["--filter-yield-top", "1.5"],
     ],
 )
 def test_bad_flags_exit_2_with_one_line(argv, tmp_path, capsys):
@@ -76,3 +80,35 @@ def test_the_meter_setting_is_fast_unless_full_is_asked_for():
     assert meter_options("cuda", fast)["energy_repeats"] == 1 and meter_options("cuda", fast)["throughput_from_energy"]
     assert meter_options("cuda", full) == {}                     # the CUDA meter's own defaults
     assert meter_options("recorded", fast) == meter_options("cpu", fast) == {}
+
+
+def test_the_budget_keeping_flags_reach_the_config_and_default_to_the_rescue():
+    from nasenergy.search.cli import build_parser, config_from_args
+    from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
+    from nasenergy.search.redirect import REDIRECT_AFTER
+
+    default = config_from_args(build_parser().parse_args([]))
+    assert (default.redirect_after, default.filter_yield_after, default.filter_yield_top) == (None, None, YIELD_TOP)
+    assert default.budget_rescue and default.rescue_possible
+    assert default.keeping_in_effect(False) == (0, 0)                          # main's search until a stall
+    assert default.keeping_in_effect(True) == (REDIRECT_AFTER, YIELD_AFTER)    # the rescue's settings
+    off = config_from_args(build_parser().parse_args(
+        ["--redirect-after", "0", "--filter-yield-after", "0", "--filter-yield-top", "0.5"]))
+    assert (off.redirect_after, off.filter_yield_after, off.filter_yield_top) == (0, 0, 0.5)
+    assert off.keeping_in_effect(True) == (0, 0) and not off.rescue_possible   # 0 stays off in a rescue
+    assert off.resolved_study_name != default.resolved_study_name
+    explicit = config_from_args(build_parser().parse_args(["--redirect-after", "3", "--filter-yield-after", "5"]))
+    assert explicit.keeping_in_effect(False) == (3, 5)                        # on from the start
+    no_rescue = config_from_args(build_parser().parse_args(["--budget-rescue", "off"]))
+    assert not no_rescue.budget_rescue and not no_rescue.rescue_possible
+    # a stopped study resumes with the rescue on: the switch does not name the study
+    assert no_rescue.resolved_study_name == default.resolved_study_name
+    assert no_rescue.study_defining() == default.study_defining()
+
+
+def test_budget_rescue_takes_only_on_or_off(capsys):
+    from nasenergy.search.cli import build_parser
+
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["--budget-rescue", "yes"])
+    assert exc.value.code == 2 and "--budget-rescue" in capsys.readouterr().err

@@ -144,3 +144,30 @@ def test_the_default_search_metric_is_the_benchmarks_own_protocol(monkeypatch):
         components.build_components(SearchConfig(search_metric="test/200", hardware="cpu", quiet=True,
                                                  objectives=("accuracy", "throughput"), precision="fp32", batch_size=256))
     assert seen["metrics"].search.schedule == "200"
+
+
+def test_budget_keeping_settings_name_the_study_only_when_changed():
+    base = SearchConfig()
+    assert base.budget_keeping_changed() == {}
+    assert not {"redirect_after", "filter_yield_after", "filter_yield_top"} & set(base.study_defining())
+    names = {base.resolved_study_name}
+    for kw in ({"redirect_after": 0}, {"redirect_after": 3}, {"filter_yield_after": 0},
+               {"filter_yield_after": 20}, {"filter_yield_top": 0.1}):
+        cfg = SearchConfig(**kw).validate()
+        names.add(cfg.resolved_study_name)
+        (name, value), = kw.items()
+        assert cfg.study_defining()[name] == value  # a joining worker or resumed run must agree
+        assert SearchConfig.from_dict(json.loads(json.dumps(cfg.public_dict()))).resolved_study_name \
+            == cfg.resolved_study_name
+    assert len(names) == 6
+    both = SearchConfig(redirect_after=0, filter_yield_after=0)
+    assert both.resolved_study_name == base.resolved_study_name.replace("-seed0", "-yield0-redirect0-seed0")
+
+
+@pytest.mark.parametrize("kw, flag", [({"redirect_after": -1}, "--redirect-after"),
+                                      ({"filter_yield_after": 1.5}, "--filter-yield-after"),
+                                      ({"filter_yield_top": 0.0}, "--filter-yield-top"),
+                                      ({"filter_yield_top": 2.0}, "--filter-yield-top")])
+def test_budget_keeping_settings_are_checked(kw, flag):
+    with pytest.raises(UsageError, match=flag):
+        SearchConfig(**kw).validate()

@@ -53,7 +53,8 @@ def stuck_components(config: SearchConfig) -> Any:
 
 
 def _config(tmp_path, **kw) -> SearchConfig:
-    base = dict(budget=6, dvfs="none", filter="none", out=str(tmp_path / "run"), quiet=True)
+    # the guard itself: without a budget rescue (tests/search/test_search_rescue.py), it stops at the first stall
+    base = dict(budget=6, dvfs="none", filter="none", out=str(tmp_path / "run"), quiet=True, budget_rescue=False)
     return SearchConfig(**{**base, **kw})
 
 
