@@ -21,7 +21,9 @@ changed for this comparison: each runs as shipped.
 network keys, stall guard): random search, plain TPE and NSGA-II without a filter; TPE with the
 Kosaian-style utilization threshold (``--filter threshold``); TPE with the dominance filter given
 only FLOPs and params (``--filter-features size``: free, nothing measured beyond what the hardware
-objectives need); TPE with the dominance filter given the recorded zero-cost proxies
+objectives need), and given those and the cell's structural features (``--filter-features
+size,structure``: everything free, so that the default's difference from it is what the measured
+utilization, throughput and energy add); TPE with the dominance filter given the recorded zero-cost proxies
 (``--filter-features size,proxies``); and the default pipeline (the command's defaults).
 
 **Studies** (`STUDIES`): a dataset and the subspace searched. ``profile``: every deployed network the
@@ -94,6 +96,7 @@ METHODS: dict[str, dict[str, Any]] = {
     "nsga2": {"sampler": "nsga2", "filter": "none"},
     "threshold": {"sampler": "tpe", "filter": "threshold"},
     "free": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size",)},
+    "free+structure": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "structure")},
     "proxies": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "proxies")},
     "default": {},
 }
@@ -111,7 +114,7 @@ class Study:
     methods: tuple[str, ...]
 
 
-_MAIN = ("random", "tpe", "nsga2", "threshold", "free", "default")
+_MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "default")
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", _MAIN),
     Study("cifar100", "cifar100", "profile", _MAIN),
