@@ -129,32 +129,45 @@ class EveryOtherFilter:
         pass
 
 
-def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason(tmp_path, fake_env, capsys):
+def _tiny_profile(config):  # the 4 largest deployed networks that can learn, half of them skipped by the filter
+    parts = fake_components(config)
+    measure, space = parts.measure, parts.space
+    sizes = Counter(space.deployed_key(a) for a in space.enumerate() if space.output_depends_on_input(a))
+    recorded = {c for c, _ in sizes.most_common(4)}
+
+    def measure_recorded(arch):
+        if space.deployed_key(arch) not in recorded:
+            raise NotRecordedError(f"no record of {arch}")
+        return measure(arch)
+
+    parts.measure, parts.filter = measure_recorded, EveryOtherFilter()
+    parts.covers = lambda arch: space.deployed_key(arch) in recorded
+    parts.coverage = Coverage("tiny.csv", "fake H200", "tss", "fp16", 4, 6040, sum(sizes[c] for c in recorded), 15625)
+    return parts
+
+
+def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason_without_the_rescue(tmp_path, fake_env,
+                                                                                           capsys):
     from nasenergy.search.cli import main
 
-    def tiny_profile(config):  # the 4 largest deployed networks that can learn, half of them skipped by the filter
-        parts = fake_components(config)
-        measure, space = parts.measure, parts.space
-        sizes = Counter(space.deployed_key(a) for a in space.enumerate() if space.output_depends_on_input(a))
-        recorded = {c for c, _ in sizes.most_common(4)}
-
-        def measure_recorded(arch):
-            if space.deployed_key(arch) not in recorded:
-                raise NotRecordedError(f"no record of {arch}")
-            return measure(arch)
-
-        parts.measure, parts.filter = measure_recorded, EveryOtherFilter()
-        parts.covers = lambda arch: space.deployed_key(arch) in recorded
-        parts.coverage = Coverage("tiny.csv", "fake H200", "tss", "fp16", 4, 6040, sum(sizes[c] for c in recorded), 15625)
-        return parts
-
-    code = main(["--budget", "4", "--sampler", "random", "--quiet", "--out", str(tmp_path / "run")],
-                components_factory=tiny_profile)
+    code = main(["--budget", "4", "--sampler", "random", "--quiet", "--budget-rescue", "off",
+                 "--out", str(tmp_path / "run")], components_factory=_tiny_profile)
     assert code == 5  # EXIT_EXHAUSTED
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and "every network the recorded profile holds has been seen" in err and "only 2 of 4" in err
     outcomes = Counter(r["outcome"] for r in load_run(tmp_path / "run").rows)
     assert (outcomes["evaluated"], outcomes["filtered"]) == (2, 2)
+
+
+def test_the_rescue_spends_the_budget_on_the_rejected_networks_of_an_exhausted_profile(tmp_path, fake_env):
+    from nasenergy.search.cli import main
+
+    code = main(["--budget", "4", "--sampler", "random", "--quiet", "--out", str(tmp_path / "run")],
+                components_factory=_tiny_profile)
+    assert code == 0
+    run = load_run(tmp_path / "run")
+    assert sum(r["outcome"] == "evaluated" for r in run.rows) == 4  # the 2 rejected networks reopened
+    assert "budget rescue" in (tmp_path / "run" / "report.md").read_text()
 
 
 def test_a_partial_sss_profile_steers_tpe_to_its_configurations(tmp_path, monkeypatch):
