@@ -24,7 +24,10 @@ only FLOPs and params (``--filter-features size``: free, nothing measured beyond
 objectives need), and given those and the cell's structural features (``--filter-features
 size,structure``: everything free, so that the default's difference from it is what the measured
 utilization, throughput and energy add); TPE with the dominance filter given the recorded zero-cost proxies
-(``--filter-features size,proxies``); and the default pipeline (the command's defaults).
+(``--filter-features size,proxies``); and the default pipeline (the command's defaults). Where the
+default stalls (a partial profile), ``default-norescue`` (``--budget-rescue off``) is the same
+search stopped at the stall: it is identical to the default up to the stall, so it shows what the
+rescue adds.
 
 **Studies** (`STUDIES`): a dataset and the subspace searched. ``profile``: every deployed network the
 recorded profile holds at the dataset's input (CIFAR: all 6,040; ImageNet16-120: the classes
@@ -99,6 +102,7 @@ METHODS: dict[str, dict[str, Any]] = {
     "free+structure": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "structure")},
     "proxies": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "proxies")},
     "default": {},
+    "default-norescue": {"budget_rescue": False},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
@@ -118,8 +122,8 @@ _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "defau
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", _MAIN),
     Study("cifar100", "cifar100", "profile", _MAIN),
-    Study("ImageNet16-120", "ImageNet16-120", "profile", _MAIN),
-    Study("cifar10-proxies", "cifar10", "proxies", ("tpe", "free", "proxies", "default")),
+    Study("ImageNet16-120", "ImageNet16-120", "profile", (*_MAIN, "default-norescue")),
+    Study("cifar10-proxies", "cifar10", "proxies", ("tpe", "free", "proxies", "default-norescue")),
 )}
 
 
