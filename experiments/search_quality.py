@@ -123,7 +123,7 @@ STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", _MAIN),
     Study("cifar100", "cifar100", "profile", _MAIN),
     Study("ImageNet16-120", "ImageNet16-120", "profile", (*_MAIN, "default-norescue")),
-    Study("cifar10-proxies", "cifar10", "proxies", ("tpe", "free", "proxies", "default-norescue")),
+    Study("cifar10-proxies", "cifar10", "proxies", ("tpe", "proxies", "default-norescue")),
 )}
 
 
