@@ -74,7 +74,7 @@ from nasenergy.search import run_search
 from nasenergy.search.components import build_components
 from nasenergy.search.config import SearchConfig
 from nasenergy.objectives import objectives_for
-from nasenergy.quality import DeployRegion, default_floor_pct, region_from_points
+from nasenergy.quality import DeployRegion, default_floor_pct, region_from_points, regret_profile
 from nasenergy.pareto import non_dominated_mask
 from search_spaces import get_space
 
@@ -305,12 +305,12 @@ def quality_curve(truth: Truth, pts: np.ndarray, budget: int = BUDGET) -> np.nda
 
 
 def regret_limits(truth: Truth, n: int = N_LIMITS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The energy budgets and throughput floors of `nasenergy.quality.regret_profile` (``n`` of each,
-    log-spaced over the region front of the subspace) and the best accuracy possible under each."""
+    """The energy budgets and throughput floors of `nasenergy.quality.regret_profile` over the
+    subspace (taken from it, so both use the same limits) and the best accuracy possible under each."""
+    profile = regret_profile(truth.points, truth.points, OBJECTIVES, truth.region, n=n)
+    energy = np.asarray(profile.energy_budgets_j_per_img)
+    thr = np.asarray(profile.throughput_floors_img_per_s)
     pts = truth.points[truth.region.feasible_mask(truth.points, OBJECTIVES)]
-    front = pts[non_dominated_mask(pts, OBJECTIVES)]
-    energy = np.geomspace(front[:, 2].min(), front[:, 2].max(), n)
-    thr = np.geomspace(front[:, 1].min(), front[:, 1].max(), n)
     floor = truth.region.accuracy_floor_pct
     best_e = np.array([max(floor, pts[pts[:, 2] <= e * (1 + 1e-12), 0].max(initial=floor)) for e in energy])
     best_t = np.array([max(floor, pts[pts[:, 1] >= t * (1 - 1e-12), 0].max(initial=floor)) for t in thr])

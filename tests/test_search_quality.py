@@ -68,6 +68,17 @@ def test_the_regret_curve_falls_to_zero_when_every_budget_is_met(sq):
     assert np.all(np.diff(full) <= 1e-12)  # regret never grows
 
 
+def test_the_regret_curve_ends_where_the_library_regret_profile_does(sq):
+    from nasenergy.quality import regret_profile
+
+    truth = _truth(sq)
+    limits = sq.regret_limits(truth)
+    for rows in ([1], [0, 3], [2, 3, 1]):
+        found = POINTS[rows]
+        expected = regret_profile(found, POINTS, sq.OBJECTIVES, truth.region).mean_regret_pt
+        assert sq.regret_curve(truth, found, limits, budget=len(found))[-1] == pytest.approx(expected)
+
+
 def test_evals_to_reach_and_never(sq):
     curve = np.array([0.1, 0.5, 0.9, 0.95])
     assert sq.evals_to_reach(curve, 0.5) == 2
