@@ -14,7 +14,12 @@ The quality measure is fixed before looking: the run must end with exactly ``B``
 Usage::
 
     python experiments/budget_scaling.py [--budgets 200,400,1000,3000] [--seed 0]
-        [--out results/budget_scaling] [-- extra search options]
+        [--workers 3 --storage postgresql://user@host/db] [--out results/budget_scaling]
+        [-- extra search options]
+
+With ``--storage``, each run gets a study name of its own (``budget-scaling-B-seedS-<time>``), so
+runs at different budgets never resume one another's study; ``--workers N`` starts N worker
+processes in the one command, all on that study.
 """
 
 from __future__ import annotations
@@ -33,19 +38,23 @@ from pathlib import Path
 from nasenergy.search.run_files import load_run
 
 COLUMNS = (
-    "budget", "seed", "exit_code", "evaluated", "candidates", "candidates_per_evaluation", "duplicate", "filtered",
+    "budget", "seed", "workers", "storage", "exit_code", "evaluated", "candidates", "candidates_per_evaluation", "duplicate", "filtered",
     "infeasible", "not_recorded", "filter_yielded", "wall_s", "load_avg_1min", "cpus", "source",
     "date", "extra_args",
 )
 
 
-def run_one(budget: int, seed: int, extra: list[str]) -> dict[str, object]:
+def run_one(budget: int, seed: int, extra: list[str], workers: int = 1,
+            storage: str | None = None) -> dict[str, object]:
     """One search at ``budget``; its row of `COLUMNS`."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         cmd = [sys.executable, "-m", "nasenergy.search", "--budget", str(budget), "--seed", str(seed),
-               "--out", str(out), "--quiet", *extra]
+               "--out", str(out), "--quiet", "--workers", str(workers), *extra]
+        if storage:
+            stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+            cmd += ["--storage", storage, "--study-name", f"budget-scaling-{budget}-seed{seed}-{stamp}"]
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         wall_s = time.perf_counter() - start
@@ -56,7 +65,9 @@ def run_one(budget: int, seed: int, extra: list[str]) -> dict[str, object]:
         yielded = sum(1 for r in run.evaluated if "the filter yields" in str(r.get("filter_reason") or ""))
     evaluated = outcomes.get("evaluated", 0)
     return {
-        "budget": budget, "seed": seed, "exit_code": proc.returncode, "evaluated": evaluated,
+        "budget": budget, "seed": seed, "workers": workers,
+        "storage": "postgresql" if storage and storage.startswith("postgresql") else ("other" if storage else "journal"),
+        "exit_code": proc.returncode, "evaluated": evaluated,
         "candidates": len(run.rows),
         "candidates_per_evaluation": round(len(run.rows) / evaluated, 3) if evaluated else "",
         "duplicate": outcomes.get("duplicate", 0), "filtered": outcomes.get("filtered", 0),
@@ -71,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", default="200,400,1000,3000")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes of each search")
+    parser.add_argument("--storage", default=None, help="e.g. postgresql://user@host/db (default: the run's journal)")
     parser.add_argument("--out", default="results/budget_scaling")
     parser.add_argument("extra", nargs="*", help="options passed to the search (after --)")
     args = parser.parse_args(argv)
@@ -83,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if new:
             writer.writeheader()
         for budget in (int(b) for b in args.budgets.split(",")):
-            row = run_one(budget, args.seed, list(args.extra))
+            row = run_one(budget, args.seed, list(args.extra), args.workers, args.storage)
             writer.writerow(row)
             f.flush()
             print(row)

@@ -47,6 +47,9 @@ class MeterKind:
             (``None``: `SearchConfig`'s).
         default_batch_size: the batch size it takes when ``--batch-size`` is not given (``None``:
             `SearchConfig`'s).
+        batch_size_by_precision: pairs ``(precision, batch size)`` that override
+            ``default_batch_size`` at that precision (e.g. a recorded profile measured fp32 at a
+            smaller batch than fp16).
         label: how messages name the meter (default ``the <name> meter``).
     """
 
@@ -58,6 +61,7 @@ class MeterKind:
     measures_energy: bool = True
     default_precision: str | None = None
     default_batch_size: int | None = None
+    batch_size_by_precision: tuple[tuple[str, int], ...] = ()
     label: str = ""
 
     @property
@@ -96,5 +100,6 @@ register_meter(MeterKind("cuda", "nasenergy.hardware.cuda_meter:CudaMeter"))
 register_meter(MeterKind("cpu", "nasenergy.hardware.cpu_meter:CpuMeter", precisions=("fp32", "bf16"),
                          measures_energy=False, default_precision="fp32", default_batch_size=256,
                          label="the CPU meter"))
+# The shipped profiles hold fp16 at batch 1024 and fp32 at batch 256 (the batches they were recorded at).
 register_meter(MeterKind("recorded", "nasenergy.hardware.recorded:RecordedMeter", context=("path", "space"),
-                         takes_options=False))
+                         takes_options=False, batch_size_by_precision=(("fp32", 256),)))

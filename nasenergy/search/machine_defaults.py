@@ -72,8 +72,14 @@ def fit_to_meter(
             objectives = without_energy
             notes.append(f"note: {kind.title} has no energy counter: energy dropped, searching "
                          f"{' and '.join(without_energy)}")
+    precision = precision or kind.default_precision or _DEFAULTS.precision
+    by_precision = dict(kind.batch_size_by_precision)
+    if batch_size is None and precision in by_precision:
+        batch_size = by_precision[precision]
+        notes.append(f"note: {precision} on {kind.title}: batch {batch_size}, the batch it holds at {precision} "
+                     "(--batch-size to choose)")
     return MachineSettings(
-        precision or kind.default_precision or _DEFAULTS.precision,
+        precision,
         batch_size or kind.default_batch_size or _DEFAULTS.batch_size,
         objectives or OBJECTIVE_NAMES,
         tuple(notes),

@@ -77,3 +77,22 @@ def test_a_new_meter_kind_declares_its_own_precisions_and_energy():
         METERS.unregister("toy-cap")
     components = Path(__file__).resolve().parents[2] / "nasenergy" / "search" / "components.py"
     assert "CpuMeter" not in components.read_text(encoding="utf-8")
+
+
+def test_fp32_on_the_recorded_profile_takes_the_batch_it_was_recorded_at():
+    notes: list[str] = []
+    cfg = config_from_args(build_parser().parse_args(["--hardware", "recorded", "--precision", "fp32"]), notes)
+    assert (cfg.precision, cfg.batch_size) == ("fp32", 256)
+    assert len(notes) == 1 and "batch 256" in notes[0] and "\n" not in notes[0]
+    given = config_from_args(build_parser().parse_args(["--hardware", "recorded", "--precision", "fp32",
+                                                        "--batch-size", "1024"]))
+    assert given.batch_size == 1024
+    assert fit_to_meter("recorded", precision="fp16").batch_size == 1024
+
+
+@pytest.mark.parametrize("dataset", ["cifar10", "ImageNet16-120"])
+def test_a_recorded_fp32_search_runs_without_a_batch_size(dataset, tmp_path, capsys):
+    code = main(["--hardware", "recorded", "--precision", "fp32", "--dataset", dataset, "--budget", "3",
+                 "--quiet", "--out", str(tmp_path / "run")])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "run" / "pareto_front.csv").exists()
