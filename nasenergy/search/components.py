@@ -51,7 +51,8 @@ from nasenergy.oracles.network import NetworkOracle
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import (
-    Coverage, check_budget_reachable, learnable_networks, profile_coverage, profile_covers,
+    Coverage, NetworkCensus, check_budget_reachable, learnable_networks, network_census, profile_coverage,
+    profile_covers,
 )
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
@@ -104,6 +105,8 @@ class Components:
         features: the extra features (beside the cheap measurement) the filter and the screener
             read for an architecture (`nasenergy.search.filter_features.extra_features`);
             ``None``: the worker builds them from the config's ``filter_features``.
+        census: the networks the study can meet (`nasenergy.search.coverage.network_census`), so
+            a worker knows when every network that can learn has been seen; ``None``: unknown.
     """
 
     space: SpaceProtocol
@@ -116,6 +119,7 @@ class Components:
     network_key: NetworkKeyFn | None = None
     covers: Callable[[Arch], bool] | None = None
     features: FeatureFn | None = None
+    census: NetworkCensus | None = None
 
     def __post_init__(self) -> None:
         if self.network_key is None:
@@ -388,7 +392,8 @@ def build_components(config: SearchConfig) -> Components:
     network_key = network_key_fn(space, measured_form(meter))
     coverage = profile_coverage(meter, space, config, network_key)
     covers = profile_covers(meter, config) if coverage is not None and not coverage.complete else None
-    check_budget_reachable(config, coverage, learnable_networks(space, network_key, covers))
+    census = network_census(space, network_key, covers)
+    check_budget_reachable(config, coverage, census.learnable)
     # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
     metrics = None if config.search_metric == DEFAULT_SEARCH_METRIC else search_metrics(config)
@@ -427,4 +432,5 @@ def build_components(config: SearchConfig) -> Components:
         network_key=network_key,
         covers=covers,
         features=features,
+        census=census,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.coverage import CELL_UNIT, CLASS_UNIT, Coverage
@@ -89,6 +90,35 @@ def profile_covers(meter: Meter | ArchMeter, config: SearchConfig) -> Callable[[
     return covered
 
 
+@dataclass(frozen=True)
+class NetworkCensus:
+    """The networks a study can meet, counted once at its start.
+
+    Attributes:
+        learnable: the networks it can evaluate (their output depends on their input).
+        cannot_learn: the keys of the networks that cannot learn (recorded ``infeasible``, never
+            evaluated, never proposed by a redirection).
+    """
+
+    learnable: int
+    cannot_learn: frozenset[str]
+
+
+def network_census(space: SpaceProtocol, network_key: NetworkKeyFn | None = None,
+                   covers: Callable[[Arch], bool] | None = None) -> NetworkCensus:
+    """The distinct network keys of ``space``'s cells that ``covers`` accepts (``None``: every
+    cell), split into those that can learn and those that cannot."""
+    key_of = network_key or network_key_fn(space, "as_built")
+    depends = getattr(space, "output_depends_on_input", None)
+    learnable: set[str] = set()
+    cannot: set[str] = set()
+    for arch in space.enumerate():
+        if covers is not None and not covers(arch):
+            continue
+        (learnable if depends is None or depends(arch) else cannot).add(key_of(arch))
+    return NetworkCensus(len(learnable), frozenset(cannot - learnable))
+
+
 def learnable_networks(space: SpaceProtocol, network_key: NetworkKeyFn | None = None,
                        covers: Callable[[Arch], bool] | None = None) -> int:
     """How many networks of ``space`` a study can evaluate: the distinct network keys of the cells
@@ -97,14 +127,7 @@ def learnable_networks(space: SpaceProtocol, network_key: NetworkKeyFn | None = 
 
     On TSS with the deployed key: 6,040 networks, 24 of which cannot learn, so 6,016.
     """
-    key_of = network_key or network_key_fn(space, "as_built")
-    depends = getattr(space, "output_depends_on_input", None)
-    keys = {
-        key_of(arch)
-        for arch in space.enumerate()
-        if (depends is None or depends(arch)) and (covers is None or covers(arch))
-    }
-    return len(keys)
+    return network_census(space, network_key, covers).learnable
 
 
 def check_budget_reachable(config: SearchConfig, coverage: Coverage | None, learnable: int | None = None) -> None:

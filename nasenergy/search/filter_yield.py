@@ -9,11 +9,13 @@ first rejected candidate at least as promising as the best ``top`` share of them
 else the utilization); after ``3 * after`` rejections it admits the next one whatever its
 promise, so candidates per full evaluation stay bounded. The yielded decision says so in its reason.
 
-When every network a partial recorded profile holds has been seen and budget is left, no new
-candidate can be evaluated: the filter then yields on the networks it rejected, most promising
-first (`most_promising_rejected`); the worker enqueues such a network's parameters marked
-`REOPENED_FROM`, and the trial that proposes it is evaluated from the stored measurement.
-With ``--filter-yield-after 0`` neither happens.
+When every network the study can evaluate has been seen and budget is left (every network a
+partial recorded profile holds, or every network of the space that can learn), no new candidate
+can be evaluated: the filter then yields on the networks it rejected, most promising first
+(`most_promising_rejected`); the worker enqueues such a network's parameters marked
+`REOPENED_FROM`, and the trial that proposes it is evaluated from the stored measurement. A
+redirection that finds no unseen network near a repeated proposal (`nasenergy.search.redirect`)
+does the same. With ``--filter-yield-after 0`` none of this happens.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ YIELD_TEXT = "the filter yields"
 """Part of the reason of every decision the filter yielded on (in a row, or on a reopened network)."""
 REOPENED_FROM = "reopened_from"
 """User attribute of an enqueued trial: the number of the filtered trial whose network it evaluates."""
-REOPEN_REASON = ("the filter yields: every network the recorded profile holds was seen with budget left, "
+REOPEN_REASON = ("the filter yields: every network the study could find was seen with budget left, "
                  "and this rejected one ranks first by its optimistic accuracy")
 
 

@@ -388,12 +388,21 @@ class Worker:
         return WorkerResult(reason, self._handled)
 
     def _exhausted(self, status: BudgetStatus) -> bool:
-        """Whether every class a partial recorded profile holds has been seen (a new candidate can
-        then only be a duplicate or not recorded) while budget slots are still free."""
-        coverage = self.components.coverage
-        if coverage is None or coverage.complete or status.claimed >= status.budget:
+        """Whether every network the study can evaluate has been seen (a new candidate can then
+        only be a duplicate or not recorded) while budget slots are still free: every class of a
+        partial recorded profile, else every network of the census that can learn
+        (`Components.census`; the networks that cannot learn are recorded as filtered once seen)."""
+        if status.claimed >= status.budget:
             return False
-        return status.done + status.running + status.failed + status.filtered >= coverage.covered_classes
+        seen = status.done + status.running + status.failed + status.filtered
+        coverage = self.components.coverage
+        if coverage is not None and not coverage.complete:
+            return seen >= coverage.covered_classes
+        census = self.components.census
+        if census is None or seen < census.learnable:
+            return False
+        unlearnable_seen = sum(1 for key in census.cannot_learn if self.claims.lookup(key) is not None)
+        return seen - unlearnable_seen >= census.learnable
 
     # ------------------------------------------------------------- candidate
 
@@ -698,24 +707,34 @@ class Worker:
         def is_new(candidate: dict[str, Any]) -> bool:
             return self._is_new(candidate) and self._known.network(candidate) not in taken
 
-        for _ in range(REDIRECT_BATCH):
+        for i in range(REDIRECT_BATCH):
             found = nearby_unseen(choices, params, is_new, rng)
             if found is None:
+                if i == 0:  # no unseen network is left to find: yield on a rejected one instead
+                    self._enqueue_rejected()
                 break
             taken.add(self._known.network(found))
             self.study.enqueue_trial(found, user_attrs={REDIRECTED_FROM: number})
             self.redirected += 1
 
-    def _reopen_rejected(self) -> bool:
-        """With every network of a partial profile seen and budget left, let the filter yield on
-        the most promising network it rejected (`nasenergy.search.filter_yield`): enqueue it and
-        handle the next candidate. ``False`` when the yield is off or no rejected network is left."""
+    def _enqueue_rejected(self) -> bool:
+        """Enqueue the most promising network the filter rejected (`most_promising_rejected`) for
+        the study's next trial, to be evaluated as yielded; ``False`` when the yield is off or none
+        is left."""
         if self._yield.after <= 0:
             return False
         chosen = most_promising_rejected(self.study.get_trials(deepcopy=False))
         if chosen is None:
             return False
         self.study.enqueue_trial(dict(chosen.params), user_attrs={REOPENED_FROM: chosen.number})
+        return True
+
+    def _reopen_rejected(self) -> bool:
+        """With every network the study can evaluate seen and budget left, let the filter yield on
+        the most promising network it rejected (`nasenergy.search.filter_yield`): enqueue it and
+        handle the next candidate. ``False`` when the yield is off or no rejected network is left."""
+        if not self._enqueue_rejected():
+            return False
         self._learn(proposed_trials(self.study))
         outcome = self._candidate()
         self._handled += 1

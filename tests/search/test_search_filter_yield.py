@@ -118,6 +118,47 @@ def test_without_the_yield_the_run_stops_as_exhausted(tmp_path, fake_env):
 
 
 
+def _whole_space(config, census=True):
+    """`_small_profile`'s parts as if its networks were the whole space: no partial coverage, and
+    (with ``census``) a census that counts them."""
+    import dataclasses
+
+    from nasenergy.search.coverage import NetworkCensus
+
+    parts = _small_profile(config)
+    return dataclasses.replace(parts, coverage=None,
+                               census=NetworkCensus(N_COVERED, frozenset()) if census else None)
+
+
+def test_with_every_network_of_the_space_seen_the_filter_yields_on_the_rejected(tmp_path, fake_env):
+    from nasenergy.search import SearchConfig, run_search
+    from nasenergy.search.run_files import load_run
+
+    def config(name):
+        return SearchConfig(budget=8, dvfs="none", out=str(tmp_path / name), quiet=True, patience=0,
+                            redirect_after=0, filter_yield_after=1000, max_candidates=60)
+
+    summary = run_search(config("run"), components_factory=_whole_space)
+    run = load_run(tmp_path / "run")
+    assert (summary.stop_reason, summary.evaluated) == ("budget", 8)
+    assert len({r["network"] for r in run.evaluated}) == 8
+    assert sum("was seen with budget left" in str(r["filter_reason"]) for r in run.evaluated) == 5
+    # without the census the worker cannot tell that nothing new is left: only the cap stops it
+    blind = run_search(config("blind"), components_factory=lambda c: _whole_space(c, census=False))
+    assert (blind.stop_reason, blind.evaluated) == ("max_candidates", 3)
+
+
+def test_the_census_counts_the_networks_that_can_learn():
+    from nasenergy.search.coverage import learnable_networks, network_census
+    from nasenergy.search.network_key import network_key_fn
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    census = network_census(space, network_key_fn(space, "deployed"))
+    assert census.learnable == learnable_networks(space, network_key_fn(space, "deployed")) == 6016
+    assert len(census.cannot_learn) == 24
+
+
 def test_the_reopen_reason_is_the_one_the_report_counts():
     from nasenergy.report import REOPENED_TEXT
     from nasenergy.search.filter_yield import REOPEN_REASON
