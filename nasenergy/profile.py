@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy._cli import OneLineParser, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, RecordedProfile
 from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Measure one architecture's throughput, utilization and energy per image.")
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
-    p.add_argument("--dataset", default="cifar10", choices=DATASETS, help="sets input shape and classes")
+    p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
+                   help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--batch-size", type=int, default=None,
                    help=f"images per forward pass (default {DEFAULT_BATCH_SIZE}; with a recorded profile, "
                         "the batch size each precision was recorded at)")

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
+from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, dataset_arg, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")
     what.add_argument("--space", choices=space_names(), default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
-    what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
+    what.add_argument("--dataset", type=dataset_arg, choices=DATASETS, default=_DEFAULTS.dataset,
+                      help="default %(default)s (any spelling: cifar-10, imagenet16, ...)")
     what.add_argument("--objectives", type=str, default=None,
                       help=f"comma-separated subset of {','.join(OBJECTIVE_NAMES)} (default {','.join(_DEFAULTS.objectives)}; "
                            "accuracy,throughput on the CPU meter, which has no energy counter)")

@@ -27,7 +27,7 @@ from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
 from nasenergy.oracles.lookup import ESTIMATE_MODES
-from search_spaces import DATASETS, space_names
+from search_spaces import DATASETS, canonical_dataset, space_names
 from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
 from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
@@ -116,7 +116,8 @@ class SearchConfig:
     Attributes:
         budget: the number of full accuracy evaluations of the study (over all workers).
         space: ``tss``, ``sss`` or a registered space (`search_spaces.register_space`).
-        dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
+        dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``, in any spelling
+            `search_spaces.canonical_dataset` takes (stored as that name).
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
         benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache, else
             NATS-Bench in ``$TORCH_HOME``, else the embedded tables (`nasenergy.oracles.embedded`).
@@ -233,6 +234,10 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
             object.__setattr__(self, "target_recall", default_target_recall(self.filter))
+        try:  # the dataset's one name, whatever the spelling; validate refuses an unknown one
+            object.__setattr__(self, "dataset", canonical_dataset(self.dataset))
+        except UsageError:
+            pass
         if self.profile is not None and self.hardware == "auto":  # a profile is replayed, not measured
             object.__setattr__(self, "hardware", "recorded")
         groups = self.filter_features
