@@ -11,6 +11,7 @@ from pathlib import Path
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, dataset_arg, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.dvfs_modes import DVFS_MODES
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
@@ -19,7 +20,6 @@ from nasenergy.hardware.registry import hardware_choices
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
     DEFAULT_PATIENCE,
-    DVFS_MODES,
     ESTIMATES,
     MAX_CANDIDATES_PER_EVALUATION,
     MAX_SCREEN,
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "params: free), structure (the space's structural features), proxies (zero-cost proxies "
                           "of the recorded table; networks without a row are imputed), proxies-live (computed "
                           "for each network) (default %(default)s)")
-    how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
+    how.add_argument("--dvfs", choices=DVFS_MODES.names(), default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "
                           "measured (locks clocks; needs --allow-clock-control and a GPU), "

@@ -30,12 +30,12 @@ from nasenergy.oracles.lookup import ESTIMATE_MODES
 from search_spaces import DATASETS, canonical_dataset, space_names
 from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
+from nasenergy.search.dvfs_modes import DVFS_MODES
 from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.filter_features import suffix as filter_features_suffix
 from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
 from nasenergy.search.redirect import REDIRECT_AFTER
 
-DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
 ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
 """Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
@@ -140,8 +140,9 @@ class SearchConfig:
             screening reads: groups of `nasenergy.search.filter_features.FEATURE_GROUPS`
             (``measured``, ``size``, ``structure``, ``proxies``, ``proxies-live``); stored in
             their canonical order. Non-default groups define the study.
-        dvfs: where the energy-optimal clock comes from: ``auto``, ``modelled``, ``measured``,
-            ``recorded`` or ``none`` (score at the default clock).
+        dvfs: where the energy-optimal clock comes from, a registered DVFS mode
+            (`nasenergy.search.dvfs_modes`): ``auto``, ``modelled``, ``measured``, ``recorded`` or
+            ``none`` (score at the default clock).
         allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
         sampler: ``tpe``, ``nsga2`` or ``random``.
         seed: the base seed of the samplers (worker k of the study uses ``seed + k``).
@@ -328,7 +329,7 @@ class SearchConfig:
         _choice("--hardware", self.hardware, hardware_choices())
         _choice("--precision", self.precision, PRECISIONS)
         _choice("--filter", self.filter, FILTERS.names())
-        _choice("--dvfs", self.dvfs, DVFS_MODES)
+        _choice("--dvfs", self.dvfs, DVFS_MODES.names())
         _choice("--sampler", self.sampler, SAMPLERS)
         _choice("--estimate", self.estimate, ESTIMATES)
         if not self.objectives:
@@ -390,8 +391,8 @@ class SearchConfig:
         _choice("--meter-setting", self.meter_setting, tuple(METER_SETTINGS))
         if not 0.0 <= self.board_tolerance_pct < 100.0:
             raise UsageError(f"--board-tolerance-pct must be in [0, 100), got {self.board_tolerance_pct}")
-        if self.dvfs == "measured" and not self.allow_clock_control:
-            raise UsageError("--dvfs measured changes the GPU clocks; add --allow-clock-control to allow it")
+        if DVFS_MODES.get(self.dvfs).changes_clocks and not self.allow_clock_control:
+            raise UsageError(f"--dvfs {self.dvfs} changes the GPU clocks; add --allow-clock-control to allow it")
         if self.study_name is not None and not _STUDY_NAME_RE.match(self.study_name):
             raise UsageError(
                 f"--study-name must be 1-100 characters of letters, digits, '.', '_' or '-', "
