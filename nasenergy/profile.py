@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from nasenergy._cli import OneLineParser, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, RecordedProfile
-from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
+from nasenergy.hardware.registry import AUTO, METERS
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import PRECISIONS, Measurement
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the batch size each precision was recorded at)")
     p.add_argument("--precision", action="append", choices=(*PRECISIONS, "all"),
                    help="repeatable, or 'all' (default fp16)")
-    p.add_argument("--hardware", default="auto", choices=hardware_choices(),
+    p.add_argument("--hardware", default="auto", choices=METERS.choices(AUTO),
                    help="auto: the GPU if present, else the recorded H200 profile")
     p.add_argument("--peak", default="measured", choices=("measured", "datasheet"),
                    help="utilization denominator on a GPU (default measured)")

@@ -19,7 +19,7 @@ from nasenergy._cli import OneLineParser, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies, compute_proxies, resolve_device
 from nasenergy.proxies.data import DATA_CHOICES, DEFAULT_BATCH_SIZE, DEFAULT_DATA
-from nasenergy.proxies.registry import proxy_names
+from nasenergy.proxies.registry import PROXIES, proxy_names
 from nasenergy.proxies.table import read_proxy_table
 from search_spaces import DATASETS, SPACE_NAMES, get_space
 
@@ -28,7 +28,7 @@ __all__ = ["build_parser", "main"]
 
 def _names(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in proxy_names()]
+    unknown = [n for n in names if n not in PROXIES]  # a plugin's proxy is loaded when named
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown proxy {', '.join(unknown) or text!r}; "
                                          f"choose from {', '.join(proxy_names())}")

@@ -16,7 +16,7 @@ from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, m
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
 from nasenergy.hardware.meter_settings import METER_SETTINGS
-from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.registry import AUTO, METERS
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
     DEFAULT_PATIENCE,
@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "fitted to the recorded times), device (timed training steps on this machine: minutes per "
                           "network on a CPU), none (0 s, labelled unknown), auto (fit where the benchmark records "
                           "enough times, else none; never trains) (default %(default)s)")
-    how.add_argument("--hardware", choices=hardware_choices(), default=_DEFAULTS.hardware,
+    how.add_argument("--hardware", choices=METERS.choices(AUTO), default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
     how.add_argument("--meter-setting", choices=tuple(METER_SETTINGS), default=_DEFAULTS.meter_setting,
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--batch-size", type=_positive_int, default=None,
                      help=f"images per forward pass when measuring (default {_DEFAULTS.batch_size}; {CPU_BATCH_SIZE} on "
                           "the CPU meter)")
-    how.add_argument("--filter", choices=FILTERS.names(), default=_DEFAULTS.filter,
+    how.add_argument("--filter", choices=FILTERS.choices(), default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
     how.add_argument("--target-recall", type=float, default=None,
                      help="share of would-be front members the filter should let through, in (0, 1] "
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "params: free), structure (the space's structural features), proxies (zero-cost proxies "
                           "of the recorded table; networks without a row are imputed), proxies-live (computed "
                           "for each network) (default %(default)s)")
-    how.add_argument("--dvfs", choices=DVFS_MODES.names(), default=_DEFAULTS.dvfs,
+    how.add_argument("--dvfs", choices=DVFS_MODES.choices(), default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "
                           "measured (locks clocks; needs --allow-clock-control and a GPU), "

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES, DEFAULT_BOARD_POLICY, DEFAULT_TOLERANCE_FRAC
 from nasenergy.hardware.meter_settings import DEFAULT_METER_SETTING, METER_SETTINGS
 from nasenergy.hardware.recorded import default_profile
-from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
@@ -326,10 +327,10 @@ class SearchConfig:
         """
         _choice("--space", self.space, space_names())
         _choice("--dataset", self.dataset, DATASETS)
-        _choice("--hardware", self.hardware, hardware_choices())
+        _choice("--hardware", self.hardware, METERS.choices(AUTO))
         _choice("--precision", self.precision, PRECISIONS)
-        _choice("--filter", self.filter, FILTERS.names())
-        _choice("--dvfs", self.dvfs, DVFS_MODES.names())
+        _choice("--filter", self.filter, FILTERS.choices())
+        _choice("--dvfs", self.dvfs, DVFS_MODES.choices())
         _choice("--sampler", self.sampler, SAMPLERS)
         _choice("--estimate", self.estimate, ESTIMATES)
         if not self.objectives:
@@ -533,7 +534,7 @@ def parse_search_metric(text: str) -> tuple[str, str]:
     return split, str(int(epochs))
 
 
-def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+def _choice(flag: str, value: str, choices: Collection[str]) -> None:
     if value not in choices:
         raise UsageError(f"{flag}: {value!r} is not one of {', '.join(choices)}")
 

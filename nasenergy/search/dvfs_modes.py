@@ -8,7 +8,8 @@ A new mode is one function plus one call::
     from nasenergy.search.dvfs_modes import DvfsMode, register_dvfs_mode
     register_dvfs_mode(DvfsMode("mine", make_my_step))  # make_my_step(config, meter, space)
 
-The built-in modes are described in `nasenergy.search.dvfs_steps`.
+An installed package adds its modes through the ``nasenergy.dvfs`` entry-point group
+(`nasenergy._registry`). The built-in modes are described in `nasenergy.search.dvfs_steps`.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class DvfsMode:
         return resolve(self.factory)(config, meter, space)
 
 
-DVFS_MODES: Registry[DvfsMode] = Registry("DVFS mode")
+DVFS_MODES: Registry[DvfsMode] = Registry("DVFS mode", plugin_group="nasenergy.dvfs")
 """The registered DVFS modes by ``--dvfs`` name."""
 
 
