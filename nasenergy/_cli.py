@@ -4,6 +4,8 @@
   ``error: <message> (see --help)``, with exit status 2 (its sub-command parsers inherit it).
 * `run_main`: calls a command's body and turns a `NasEnergyError` into ``error: <message>`` and
   the error's exit status, and Ctrl-C into ``error: interrupted`` and status 130.
+* `dataset_arg`: the ``type`` of every ``--dataset`` option: any spelling of a dataset becomes its
+  one name (`search_spaces.canonical_dataset`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO
 
 from nasenergy.errors import NasEnergyError
+from search_spaces import canonical_dataset
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -24,6 +27,16 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"error: {message} (see --help)\n")
+
+
+def dataset_arg(text: str) -> str:
+    """An argparse ``type`` for ``--dataset``: the name in `search_spaces.DATASETS` of any spelling
+    `search_spaces.canonical_dataset` takes (``cifar-10`` -> ``cifar10``); an unknown one is a
+    one-line parser error naming the datasets and aliases."""
+    try:
+        return canonical_dataset(text)
+    except NasEnergyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_main(

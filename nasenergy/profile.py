@@ -18,20 +18,19 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy._cli import OneLineParser, dataset_arg, run_main
 from nasenergy.errors import UsageError
-from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.meter import ArchMeter, RecordedProfile
+from nasenergy.hardware.registry import AUTO, METERS
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.hardware.deployed import measure_deployed
 from nasenergy.measurement import PRECISIONS, Measurement
 from nasenergy.dvfs.api import show_curve
 from nasenergy.dvfs.params import params_for_device
 from nasenergy.dvfs.points import MIN_ENERGY, MODES
-from nasenergy.hardware.cpu_meter import CpuMeter
-from nasenergy.hardware.cuda_meter import CudaMeter
 from nasenergy.hardware.nvml import NvmlError, device_count, open_device
-from nasenergy.hardware.recorded import RecordedMeter, shape_to_str
-from search_spaces import Arch, DATASETS, SPACE_NAMES, get_space
+from nasenergy.hardware.recorded import shape_to_str
+from search_spaces import Arch, DATASETS, SPACE_NAMES, SpaceProtocol, get_space
 
 
 DEFAULT_BATCH_SIZE = 1024
@@ -43,13 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Measure one architecture's throughput, utilization and energy per image.")
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
-    p.add_argument("--dataset", default="cifar10", choices=DATASETS, help="sets input shape and classes")
+    p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
+                   help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--batch-size", type=int, default=None,
                    help=f"images per forward pass (default {DEFAULT_BATCH_SIZE}; with a recorded profile, "
                         "the batch size each precision was recorded at)")
     p.add_argument("--precision", action="append", choices=(*PRECISIONS, "all"),
                    help="repeatable, or 'all' (default fp16)")
-    p.add_argument("--hardware", default="auto", choices=hardware_choices(),
+    p.add_argument("--hardware", default="auto", choices=METERS.choices(AUTO),
                    help="auto: the GPU if present, else the recorded H200 profile")
     p.add_argument("--peak", default="measured", choices=("measured", "datasheet"),
                    help="utilization denominator on a GPU (default measured)")
@@ -136,22 +136,24 @@ def _png_for(png: Path | None, precision: str, many: bool) -> Path | None:
 
 
 def recorded_plan(meter: Any, arch: Arch, precisions: Sequence[str], batch_size: int | None, dataset: str, *,
-                  skip_missing: bool) -> list[tuple[str, int]]:
+                  skip_missing: bool, space: SpaceProtocol | None = None) -> list[tuple[str, int]]:
     """The (precision, batch size) pairs to replay from a recorded profile.
 
     Without `batch_size`, each precision takes the batch size(s) the profile recorded it at. With
     `skip_missing` (``--precision all``), settings the architecture's class lacks are left out with
     a note on stderr, unless none is left: then the first is kept, so that its replay names what
-    is missing.
+    is missing (a profile without a ``covers`` method is taken to cover every setting it holds).
+    `space` defaults to the meter's own.
     """
-    shape = shape_to_str(meter.space.input_shape(dataset))
+    shape = shape_to_str((space if space is not None else meter.space).input_shape(dataset))
     plan: list[tuple[str, int]] = []
     for precision in precisions:
         recorded = sorted({b for p, b, s in meter.settings if p == precision and s == shape})
         plan += [(precision, b) for b in ([batch_size] if batch_size is not None else recorded or [DEFAULT_BATCH_SIZE])]
-    if not skip_missing:
+    covers = getattr(meter, "covers", None)
+    if not skip_missing or covers is None:
         return plan
-    kept = [(p, b) for p, b in plan if meter.covers(arch, precision=p, batch_size=b, dataset=dataset)]
+    kept = [(p, b) for p, b in plan if covers(arch, precision=p, batch_size=b, dataset=dataset)]
     for p, b in plan:
         if (p, b) not in kept:
             print(f"note: the profile has no {p} batch-{b} record of this architecture's class; skipped",
@@ -181,6 +183,19 @@ def nvml_device_named(name: str) -> Any:
     return None
 
 
+def _reads_profile(hardware: str) -> bool:
+    """Whether the registered meter `hardware` reads a profile file (``--profile``)."""
+    return "path" in METERS.get(hardware).context
+
+
+def meter_options(hardware: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The constructor options of the selected meter: ``--peak``, ``--energy-basis`` and
+    ``--no-energy`` for the CUDA meter, none for the others."""
+    if hardware != "cuda":
+        return {}
+    return {"peak": args.peak, "energy_basis": args.energy_basis, "measure_energy": not args.no_energy}
+
+
 def run(args: argparse.Namespace) -> int:
     """Carry out a parsed command line; returns the exit status."""
     if args.batch_size is not None and args.batch_size < 1:
@@ -189,34 +204,33 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--png needs --dvfs")
     if args.max_slowdown is not None and not 0 < args.max_slowdown < 1:
         raise UsageError(f"--max-slowdown must be a fraction between 0 and 1, got {args.max_slowdown}")
-    if args.profile is not None and args.hardware not in ("recorded", "auto"):
+    if args.profile is not None and args.hardware != AUTO and not _reads_profile(args.hardware):
         raise UsageError("--profile is for --hardware recorded")
 
     space = get_space(args.space)
     arch = space.parse(args.arch)
     hardware = resolve_hardware(args.hardware, announce=lambda line: print(line, file=sys.stderr),
                                 space_name=space.name)
-    meter: Any
-    if hardware == "cuda":
-        meter = CudaMeter(peak=args.peak, energy_basis=args.energy_basis,
-                          measure_energy=not args.no_energy)
-    elif hardware == "cpu":
-        meter = CpuMeter()
-    else:
-        meter = RecordedMeter(args.profile, space=space)
+    kind = METERS.get(hardware)
+    meter: Any = kind.create(path=args.profile, space=space, **meter_options(hardware, args))
     requested = args.precision or ["fp16"]
     every = "all" in requested
-    precisions = list(meter.precisions) if every else list(dict.fromkeys(requested))
-    measurements: list[Measurement] = []
-    if hardware == "recorded":
-        for precision, batch_size in recorded_plan(meter, arch, precisions, args.batch_size, args.dataset,
-                                                   skip_missing=every):
-            measurements.append(meter.measure_arch(arch, precision=precision, batch_size=batch_size,
-                                                   dataset=args.dataset))
+    if every:
+        precisions = list(getattr(meter, "precisions", None) or kind.precisions or PRECISIONS)
     else:
-        for precision in precisions:
-            measurements.append(measure_deployed(meter, space, arch, args.dataset,
-                                                 batch_size=args.batch_size or DEFAULT_BATCH_SIZE,
+        precisions = list(dict.fromkeys(requested))
+    if isinstance(meter, RecordedProfile):
+        plan = recorded_plan(meter, arch, precisions, args.batch_size, args.dataset, skip_missing=every,
+                             space=space)
+    else:
+        plan = [(precision, args.batch_size or DEFAULT_BATCH_SIZE) for precision in precisions]
+    measurements: list[Measurement] = []
+    for precision, batch_size in plan:
+        if isinstance(meter, ArchMeter):
+            measurements.append(meter.measure_arch(arch, precision=precision, batch_size=batch_size,
+                                                   dataset=args.dataset, space=space))
+        else:
+            measurements.append(measure_deployed(meter, space, arch, args.dataset, batch_size=batch_size,
                                                  precision=precision))
     curves: list[str | None] = [None] * len(measurements)
     if args.dvfs:

@@ -9,8 +9,9 @@ protocol                     what follows it / how a new one is registered
                              `FakeMeter`)
 `RecordedProfile`            optional: replays recorded rows at some settings (`RecordedMeter`)
 `ClockControlMeter`          optional: measures on a GPU whose clocks can be set (`CudaMeter`)
-`AccuracyOracle`             answers full evaluations (`nasenergy.oracles`);
-                             `nasenergy.oracles.registry.register_oracle_format`
+`AccuracyOracle`             answers full evaluations (`nasenergy.oracles`); a source that opens
+                             a benchmark path or the installed default:
+                             `nasenergy.oracles.registry.register_oracle_source`
 `CandidateFilter`            the utilization filter (`UtilizationFilter`);
                              `nasenergy.filter.registry.register_filter`
 `SpaceProtocol`              a search space (`search_spaces.SearchSpace`);

@@ -10,7 +10,15 @@ configurations). Importing this package does no work and does not import torch::
 """
 
 from search_spaces._cost import ModelCost
-from search_spaces._datasets import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS, DatasetInfo, dataset_info
+from search_spaces._datasets import (
+    DATASET_ALIASES,
+    DATASETS,
+    NATS_TRAINING_SETS,
+    DatasetInfo,
+    canonical_dataset,
+    dataset_info,
+    nats_dataset_name,
+)
 from search_spaces._network_spec import LayerSpec, NetworkSpec
 from search_spaces._protocol import Arch, SpaceProtocol
 from search_spaces._registry import SPACE_NAMES, get_space, register_space, space_names
@@ -47,8 +55,10 @@ __all__ = [
     "SpaceProtocol",
     "TSSArch",
     "TSSSpace",
+    "canonical_dataset",
     "dataset_info",
     "get_space",
+    "nats_dataset_name",
     "register_space",
     "space_names",
 ]

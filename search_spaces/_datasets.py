@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from search_spaces._errors import UsageError
+from search_spaces._errors import UnknownDatasetError
 
 DATASETS: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
 """The dataset names NATS-Bench uses, in its order."""
@@ -17,7 +17,8 @@ DATASET_ALIASES: dict[str, str] = {
     "imagenet16_120": "ImageNet16-120",
     "imagenet": "ImageNet16-120",
 }
-"""Other spellings a user may give (lower case) -> the dataset's name in `DATASETS`."""
+"""Other spellings a user may give (lower case) -> the dataset's name in `DATASETS`. Every
+reader of a dataset name resolves it with `canonical_dataset`, which reads this table only."""
 
 NATS_TRAINING_SETS: dict[str, str] = {"cifar10-valid": "cifar10"}
 """Training sets NATS-Bench records besides `DATASETS` -> the dataset they belong to:
@@ -44,16 +45,50 @@ _INFOS: dict[str, DatasetInfo] = {
     "cifar100": DatasetInfo("cifar100", 100, (3, 32, 32)),
     "ImageNet16-120": DatasetInfo("ImageNet16-120", 120, (3, 16, 16)),
 }
-_BY_LOWER_NAME: dict[str, str] = {n.lower(): n for n in DATASETS} | NATS_TRAINING_SETS
+_BY_SPELLING: dict[str, str] = {n.lower(): n for n in DATASETS} | DATASET_ALIASES
+
+
+def canonical_dataset(name: str) -> str:
+    """The name in `DATASETS` of a dataset given in any of its spellings: the name itself or an
+    alias of `DATASET_ALIASES`, case-insensitive, surrounding blanks ignored (``CIFAR-10`` ->
+    ``cifar10``, ``imagenet16`` -> ``ImageNet16-120``).
+
+    Raises:
+        UnknownDatasetError: no dataset is spelled so; a NATS training set (``cifar10-valid``)
+            is named with the split that asks for it.
+    """
+    key = name.strip().lower() if isinstance(name, str) else None
+    if key is not None and key in _BY_SPELLING:
+        return _BY_SPELLING[key]
+    if key is not None and key in NATS_TRAINING_SETS:
+        raise UnknownDatasetError(
+            f"dataset {key!r} is a NATS training set: ask for dataset {NATS_TRAINING_SETS[key]!r} with split "
+            "'x-valid' instead"
+        )
+    aliases = ", ".join(DATASET_ALIASES)
+    raise UnknownDatasetError(f"unknown dataset {name!r}; expected one of {', '.join(DATASETS)} "
+                              f"(or an alias: {aliases})")
+
+
+def nats_dataset_name(name: str) -> str:
+    """The name of a NATS-Bench training set (`NATS_TRAINING_SETS` or a dataset of `DATASETS`)
+    given in any spelling `canonical_dataset` takes, or ``cifar10-valid`` in any case.
+
+    Raises:
+        UnknownDatasetError: no training set is spelled so.
+    """
+    key = name.strip().lower() if isinstance(name, str) else None
+    if key is not None and key in NATS_TRAINING_SETS:
+        return key
+    return canonical_dataset(name)
 
 
 def dataset_info(dataset: str) -> DatasetInfo:
-    """Look a dataset up by name (case-insensitive; ``cifar10-valid`` means ``cifar10``).
+    """Look a dataset up by any spelling `canonical_dataset` takes (``cifar10-valid`` means
+    ``cifar10``: its networks and inputs are CIFAR-10's).
 
     Raises:
-        UsageError: the name is not a NATS-Bench dataset.
+        UnknownDatasetError: the name is not a NATS-Bench dataset (a `UsageError`).
     """
-    name = _BY_LOWER_NAME.get(dataset.lower()) if isinstance(dataset, str) else None
-    if name is None:
-        raise UsageError(f"unknown dataset {dataset!r}; expected one of {', '.join(DATASETS)}")
-    return _INFOS[name]
+    name = nats_dataset_name(dataset)
+    return _INFOS[NATS_TRAINING_SETS.get(name, name)]

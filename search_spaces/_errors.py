@@ -22,3 +22,8 @@ class UsageError(NasEnergyError):
 
 class ArchError(UsageError, ValueError):
     """A malformed or unknown architecture string."""
+
+
+class UnknownDatasetError(UsageError, ValueError):
+    """A dataset name no spelling of which is known, or a split or schedule name the accuracy
+    benchmarks do not know (`nasenergy.oracles` raises it for those)."""

@@ -237,3 +237,68 @@ def test_printed_dvfs_figures_agree_with_the_table_and_with_each_other(capsys, a
         saved = float(re.search(r"\(([-0-9.]+) % saved vs default", line).group(1))
         assert saved > 0 and rows["*"][5] == pytest.approx(saved, abs=0.051)
     assert "-0.0" not in out
+
+
+class _ArchOnlyMeter:
+    """A user's meter answering architectures only (the fake meter's synthetic figures)."""
+
+    device_name = "toy-arch"
+
+    def __init__(self) -> None:
+        from nasenergy.testing import FakeMeter
+
+        self._fake = FakeMeter(device_name="toy-arch")
+
+    def measure_arch(self, arch, *, precision, batch_size, dataset="cifar10", space=None):
+        return self._fake.measure_arch(arch, precision=precision, batch_size=batch_size, dataset=dataset,
+                                       space=space)
+
+
+class _ModuleOnlyMeter:
+    """A user's meter measuring built networks only (the fake meter's synthetic figures)."""
+
+    device_name = "toy-module"
+
+    def __init__(self) -> None:
+        from nasenergy.testing import FakeMeter
+
+        self._fake = FakeMeter(device_name="toy-module")
+
+    def measure(self, model, input_shape, *, batch_size, precision, channels_last=None):
+        return self._fake.measure(model, input_shape, batch_size=batch_size, precision=precision,
+                                  channels_last=channels_last)
+
+
+@pytest.fixture()
+def toy_meters():
+    """Two meters registered by a user, removed again afterwards."""
+    from nasenergy.hardware.registry import METERS, MeterKind, register_meter
+
+    register_meter(MeterKind("toy-arch", _ArchOnlyMeter, takes_options=False))
+    register_meter(MeterKind("toy-module", _ModuleOnlyMeter, takes_options=False))
+    yield ("toy-arch", "toy-module")
+    METERS.unregister("toy-arch")
+    METERS.unregister("toy-module")
+
+
+@pytest.mark.parametrize("name", ["toy-arch", "toy-module"])
+def test_a_registered_meter_is_a_hardware_choice(toy_meters, name, capsys):
+    pytest.importorskip("torch")
+    space = search_spaces.get_space("tss")
+    arch = space.arch_at(11)
+    assert profile.main(["--hardware", name, "--arch", str(arch), "--precision", "fp16", "--precision", "fp32",
+                         "--batch-size", "8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["hardware"] == name
+    assert [(m["device_name"], m["precision"], m["batch_size"]) for m in data["measurements"]] == [
+        (name, "fp16", 8), (name, "fp32", 8)]
+    from nasenergy.testing import FakeMeter
+
+    want = FakeMeter(device_name=name).measure_arch(arch, precision="fp16", batch_size=8, space=space)
+    assert data["measurements"][0]["throughput_img_per_s"] == pytest.approx(want.throughput_img_per_s)
+
+
+def test_profile_is_only_for_a_meter_that_reads_one(toy_meters, tmp_path, capsys):
+    assert _exit_status(["--hardware", "toy-arch", "--profile", str(tmp_path / "p.csv"), "--arch",
+                         str(search_spaces.get_space("tss").arch_at(0))]) == 2
+    assert "--profile is for --hardware recorded" in capsys.readouterr().err

@@ -69,3 +69,25 @@ def test_every_python_block_runs_as_printed(tmp_path, monkeypatch):
     assert len(namespace["front"]) >= 1
     study = namespace["study"]
     assert sum(t.state.name == "COMPLETE" for t in study.trials) == 20
+
+
+def test_toml_blocks_parse_and_name_plugin_groups():
+    """The ```toml blocks (a plugin's pyproject.toml) are valid TOML whose entry-point groups are
+    the ones nasenergy's registries load."""
+    import tomllib
+
+    from nasenergy.filter.feature_providers import FEATURE_PROVIDERS
+    from nasenergy.filter.registry import FILTERS
+    from nasenergy.hardware.registry import METERS
+    from nasenergy.oracles.registry import ORACLE_SOURCES
+    from nasenergy.proxies.registry import PROXIES
+    from nasenergy.search.dvfs_modes import DVFS_MODES
+
+    groups = {r.plugin_group for r in (METERS, FILTERS, DVFS_MODES, PROXIES, ORACLE_SOURCES, FEATURE_PROVIDERS)}
+    text = README.read_text()
+    blocks = [m.group(1) for m in re.finditer(r"^```toml\n(.*?)^```", text, re.M | re.S)]
+    assert blocks
+    for block in blocks:
+        declared = tomllib.loads(block)["project"]["entry-points"]
+        assert declared and set(declared) <= groups
+    assert all(f"`{group}`" in text for group in groups)

@@ -68,7 +68,8 @@ class FeatureProviderKind:
             raise FilterError(f"bad option for the {self.name!r} features: {exc}") from None
 
 
-FEATURE_PROVIDERS: Registry[FeatureProviderKind] = Registry("feature provider")
+FEATURE_PROVIDERS: Registry[FeatureProviderKind] = Registry("feature provider",
+                                                          plugin_group="nasenergy.feature_providers")
 """The registered feature providers by name."""
 
 

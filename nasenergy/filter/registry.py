@@ -5,6 +5,9 @@ A new filter is one module plus one call::
 
     from nasenergy.filter.registry import FilterKind, register_filter
     register_filter(FilterKind("myfilter", MyFilter, search_options=("target_recall", "objectives")))
+
+An installed package adds its filters through the ``nasenergy.filters`` entry-point group
+(`nasenergy._registry`).
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ class FilterKind:
             raise FilterError(f"bad option for the {self.mode!r} filter: {exc}") from None
 
 
-FILTERS: Registry[FilterKind] = Registry("filter mode")
+FILTERS: Registry[FilterKind] = Registry("filter mode", plugin_group="nasenergy.filters")
 """The registered filter modes."""
 
 

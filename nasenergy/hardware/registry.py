@@ -5,6 +5,9 @@ A new meter is one module plus one call::
     from nasenergy.hardware.registry import MeterKind, register_meter
     register_meter(MeterKind("mymeter", "mypackage.mymeter:MyMeter"))
 
+An installed package adds its meters through the ``nasenergy.meters`` entry-point group
+(`nasenergy._registry`).
+
 ``auto`` is not a kind: `nasenergy.hardware.select.resolve_hardware` picks one of ``cuda``,
 ``recorded`` and ``cpu`` for it.
 """
@@ -79,7 +82,7 @@ class MeterKind:
         return resolve(self.factory)(**kwargs)
 
 
-METERS: Registry[MeterKind] = Registry("hardware")
+METERS: Registry[MeterKind] = Registry("hardware", plugin_group="nasenergy.meters")
 """The registered meters by ``--hardware`` name."""
 
 

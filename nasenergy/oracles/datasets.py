@@ -1,7 +1,8 @@
 """Dataset, split and schedule names of NATS-Bench, and the number of images in each set.
 
-Users name three datasets: ``cifar10``, ``cifar100`` and ``ImageNet16-120`` (``imagenet16`` is an
-alias). NATS-Bench itself trains CIFAR-10 two ways, so a (dataset, split) pair resolves to one of
+Users name three datasets: ``cifar10``, ``cifar100`` and ``ImageNet16-120``, in any spelling
+`search_spaces.canonical_dataset` takes (``cifar-10``, ``imagenet16``, ...; re-exported here).
+NATS-Bench itself trains CIFAR-10 two ways, so a (dataset, split) pair resolves to one of
 four NATS training sets:
 
 * ``cifar10`` + ``x-valid`` → ``cifar10-valid``: trained on the 25k-image half of the CIFAR-10
@@ -20,14 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nasenergy.oracles.errors import UnknownDatasetError
-from search_spaces import DATASET_ALIASES, DATASETS, NATS_TRAINING_SETS
+from search_spaces import DATASETS, NATS_TRAINING_SETS, canonical_dataset
 
 NATS_DATASETS: tuple[str, ...] = (*NATS_TRAINING_SETS, *DATASETS)
 """The training sets NATS-Bench records."""
 
 SPLITS: tuple[str, ...] = ("x-valid", "x-test", "ori-test")
-
-_DATASET_ALIASES: dict[str, str] = {n.lower(): n for n in DATASETS} | DATASET_ALIASES
 
 TRAIN_IMAGES: dict[str, int] = {
     "cifar10-valid": 25_000,
@@ -74,25 +73,6 @@ class NatsCell:
     def eval_images(self) -> int:
         """Images in one pass over the scored split."""
         return EVAL_IMAGES[(self.nats_dataset, self.split)]
-
-
-def canonical_dataset(name: str) -> str:
-    """The canonical name of a user-level dataset.
-
-    Raises:
-        UnknownDatasetError: the name is not one of `DATASETS` or an alias.
-    """
-    key = str(name).strip().lower()
-    if key in _DATASET_ALIASES:
-        return _DATASET_ALIASES[key]
-    if key in NATS_TRAINING_SETS:
-        raise UnknownDatasetError(
-            f"dataset {key!r} is a NATS training set: ask for dataset {NATS_TRAINING_SETS[key]!r} with split "
-            "'x-valid' instead"
-        )
-    raise UnknownDatasetError(
-        f"unknown dataset {name!r}; choose one of {', '.join(DATASETS)} (or the alias imagenet16)"
-    )
 
 
 def resolve(dataset: str, split: str) -> NatsCell:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, NasEnergyError, UsageError
+from search_spaces._errors import UnknownDatasetError  # one class: the dataset names live in search_spaces
 
 NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
 
@@ -23,10 +24,6 @@ class CorruptBenchmarkError(NasEnergyError):
     """A benchmark file exists but cannot be read, or contradicts the search space (exit 2)."""
 
     exit_code = 2
-
-
-class UnknownDatasetError(UsageError, ValueError):
-    """A dataset, split or schedule name the benchmarks do not know."""
 
 
 class ArchNotInBenchmarkError(ArchError, CandidateError, LookupError):

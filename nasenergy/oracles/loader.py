@@ -58,6 +58,7 @@ def _open(benchmark: str | Path | None, space_name: str, metrics: Metrics | None
           estimate: str, cache_directory: str | Path | None) -> AccuracyOracle:
     options: dict[str, Any] = {"metrics": metrics, "seed": seed, "estimate": estimate,
                                "cache_directory": cache_directory}
+    ORACLE_SOURCES.load_plugins()  # every source is asked: the installed plugins' ones too
     sources = [ORACLE_SOURCES.get(name) for name in ORACLE_SOURCES]
     if benchmark is None:
         for source in sources:

@@ -54,7 +54,7 @@ class OracleSource:
     open_default: OpenDefault | None = None
 
 
-ORACLE_SOURCES: Registry[OracleSource] = Registry("oracle source")
+ORACLE_SOURCES: Registry[OracleSource] = Registry("oracle source", plugin_group="nasenergy.oracles")
 """The registered sources, in the order `load_oracle` asks them."""
 
 

@@ -74,7 +74,7 @@ import numpy as np
 from nasenergy.errors import ArchError, UsageError
 from nasenergy.oracles.archs import check_space_name
 from nasenergy.oracles.data import BenchmarkData, EvalKey, MetricKey, TrainKey
-from nasenergy.oracles.datasets import EVAL_IMAGES, TRAIN_IMAGES, normalize_schedule
+from nasenergy.oracles.datasets import EVAL_IMAGES, NATS_DATASETS, TRAIN_IMAGES, normalize_schedule
 from nasenergy.oracles.checks import accuracy_out_of_range, name_items
 from nasenergy.oracles.errors import (
     GET_A_BENCHMARK,
@@ -84,7 +84,7 @@ from nasenergy.oracles.errors import (
     NoUsableRowsError,
     UnknownDatasetError,
 )
-from search_spaces import get_space
+from search_spaces import DATASET_ALIASES, get_space, nats_dataset_name
 
 TOLERANCE = 1e-4
 """Largest difference (in % or s) between two tables' values that still counts as agreement."""
@@ -92,12 +92,11 @@ TOLERANCE = 1e-4
 TABLE_SUFFIXES: tuple[str, ...] = (".csv", ".csv.gz")
 
 _PREFIX_TO_NATS: dict[str, str] = {
-    "cifar10valid": "cifar10-valid",
-    "cifar10": "cifar10",
-    "cifar100": "cifar100",
-    "imagenet16": "ImageNet16-120",
-    "imagenet16120": "ImageNet16-120",
+    re.sub(r"[^a-z0-9]", "", spelling.lower()): nats_dataset_name(spelling)
+    for spelling in (*NATS_DATASETS, *DATASET_ALIASES)
 }
+"""Wide column prefixes: every spelling of a training set without case or punctuation
+(``cifar10valid``, ``imagenet16``, ``imagenet16120``, ...) -> its NATS name."""
 _DS = "|".join(sorted(_PREFIX_TO_NATS, key=len, reverse=True))
 _SPLIT = "valid|test|oritest|xvalid|xtest"
 _WIDE_ACC = re.compile(
@@ -107,9 +106,6 @@ _WIDE_TRAIN = re.compile(rf"^(?P<ds>{_DS})_train_time_(?P<hp>\d+)ep_s$")
 _WIDE_EVAL = re.compile(rf"^(?P<ds>{_DS})_(?P<split>{_SPLIT})_eval_time_s$")
 _LONG_ACC = re.compile(r"^(?P<split>x_valid|x_test|ori_test|valid|test)_acc$")
 _LONG_EVAL = re.compile(r"^(?P<split>x_valid|x_test|ori_test|valid|test)_all_time_s$")
-_NATS_NAMES: dict[str, str] = {name.lower(): name for name in TRAIN_IMAGES} | {
-    "imagenet16": "ImageNet16-120"
-}
 
 
 def is_table(path: Path) -> bool:
@@ -310,12 +306,13 @@ def _read_long(path: Path, header: list[str], rows: list[list[str]], space: _Spa
     hp_col = col.get("hp", col.get("epochs"))
     datasets, schedules = [], []
     for r in rows:
-        name = _NATS_NAMES.get(r[col["dataset"]].strip().lower())
-        if name is None:
+        try:
+            name = nats_dataset_name(r[col["dataset"]])
+        except UnknownDatasetError:
             raise UnknownDatasetError(
                 f"table {path}: unknown dataset {r[col['dataset']]!r}; expected one of "
                 f"{', '.join(TRAIN_IMAGES)}"
-            )
+            ) from None
         datasets.append(name)
         schedules.append(normalize_schedule(r[hp_col]))
     try:

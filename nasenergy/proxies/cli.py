@@ -15,11 +15,11 @@ import json
 import math
 from collections.abc import Sequence
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy._cli import OneLineParser, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies, compute_proxies, resolve_device
 from nasenergy.proxies.data import DATA_CHOICES, DEFAULT_BATCH_SIZE, DEFAULT_DATA
-from nasenergy.proxies.registry import proxy_names
+from nasenergy.proxies.registry import PROXIES, proxy_names
 from nasenergy.proxies.table import read_proxy_table
 from search_spaces import DATASETS, SPACE_NAMES, get_space
 
@@ -28,7 +28,7 @@ __all__ = ["build_parser", "main"]
 
 def _names(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in proxy_names()]
+    unknown = [n for n in names if n not in PROXIES]  # a plugin's proxy is loaded when named
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown proxy {', '.join(unknown) or text!r}; "
                                          f"choose from {', '.join(proxy_names())}")
@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                                   "of one architecture's deployed network, each with its cost in seconds.")
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
-    p.add_argument("--dataset", default="cifar10", choices=DATASETS, help="sets input shape and classes")
+    p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
+                   help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--proxies", type=_names, default=None, help="comma-separated subset (default: all)")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,

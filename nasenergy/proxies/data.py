@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nasenergy.errors import UsageError
+from search_spaces import dataset_info
 
 if TYPE_CHECKING:
     import torch
@@ -84,7 +85,7 @@ def _photos(rng: np.random.Generator, n: int, shape: tuple[int, int, int], datas
     c, h, w = shape
     if c != 3:
         raise UsageError(f"the photos batch has 3 channels, the input has {c}")
-    mean, std = CHANNEL_STATS.get(dataset or "cifar10", CHANNEL_STATS["cifar10"])
+    mean, std = CHANNEL_STATS[dataset_info(dataset or "cifar10").name]  # any spelling of the dataset
     out = np.empty((n, c, h, w))
     for i in range(n):
         img = photos[int(rng.integers(len(photos)))]

@@ -53,7 +53,7 @@ class ProxyKind:
         return resolve(self.function)(model, ctx)
 
 
-PROXIES: Registry[ProxyKind] = Registry("proxy")
+PROXIES: Registry[ProxyKind] = Registry("proxy", plugin_group="nasenergy.proxies")
 """The registered proxies by name."""
 
 

@@ -8,18 +8,18 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
+from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, dataset_arg, run_main
 from nasenergy.measurement import PRECISIONS
 from nasenergy.search.components import ComponentsFactory, build_components
+from nasenergy.search.dvfs_modes import DVFS_MODES
 from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
 from nasenergy.hardware.meter_settings import METER_SETTINGS
-from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.registry import AUTO, METERS
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.config import (
     DEFAULT_PATIENCE,
-    DVFS_MODES,
     ESTIMATES,
     MAX_CANDIDATES_PER_EVALUATION,
     MAX_SCREEN,
@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")
     what.add_argument("--space", choices=space_names(), default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
-    what.add_argument("--dataset", choices=DATASETS, default=_DEFAULTS.dataset, help="default %(default)s")
+    what.add_argument("--dataset", type=dataset_arg, choices=DATASETS, default=_DEFAULTS.dataset,
+                      help="default %(default)s (any spelling: cifar-10, imagenet16, ...)")
     what.add_argument("--objectives", type=str, default=None,
                       help=f"comma-separated subset of {','.join(OBJECTIVE_NAMES)} (default {','.join(_DEFAULTS.objectives)}; "
                            "accuracy,throughput on the CPU meter, which has no energy counter)")
@@ -134,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "fitted to the recorded times), device (timed training steps on this machine: minutes per "
                           "network on a CPU), none (0 s, labelled unknown), auto (fit where the benchmark records "
                           "enough times, else none; never trains) (default %(default)s)")
-    how.add_argument("--hardware", choices=hardware_choices(), default=_DEFAULTS.hardware,
+    how.add_argument("--hardware", choices=METERS.choices(AUTO), default=_DEFAULTS.hardware,
                      help="meter for the cheap measurement: auto picks cuda on a GPU, else the recorded "
                           "H200 profile (default %(default)s)")
     how.add_argument("--meter-setting", choices=tuple(METER_SETTINGS), default=_DEFAULTS.meter_setting,
@@ -150,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--batch-size", type=_positive_int, default=None,
                      help=f"images per forward pass when measuring (default {_DEFAULTS.batch_size}; {CPU_BATCH_SIZE} on "
                           "the CPU meter)")
-    how.add_argument("--filter", choices=FILTERS.names(), default=_DEFAULTS.filter,
+    how.add_argument("--filter", choices=FILTERS.choices(), default=_DEFAULTS.filter,
                      help="utilization filter in front of the full evaluation (default %(default)s)")
     how.add_argument("--target-recall", type=float, default=None,
                      help="share of would-be front members the filter should let through, in (0, 1] "
@@ -162,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "params: free), structure (the space's structural features), proxies (zero-cost proxies "
                           "of the recorded table; networks without a row are imputed), proxies-live (computed "
                           "for each network) (default %(default)s)")
-    how.add_argument("--dvfs", choices=DVFS_MODES, default=_DEFAULTS.dvfs,
+    how.add_argument("--dvfs", choices=DVFS_MODES.choices(), default=_DEFAULTS.dvfs,
                      help="source of each network's energy-optimal clock: modelled (the DVFS model of the "
                           "measured GPU: its calibrated parameters, else generic ones from what NVML reports), "
                           "measured (locks clocks; needs --allow-clock-control and a GPU), "

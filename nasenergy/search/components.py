@@ -3,48 +3,23 @@
 `build_components` is the default factory. Code that brings its own parts (tests with a fake
 meter, a user with a custom oracle) passes another factory with the same signature to
 `nasenergy.search.run_search`; with several worker processes it must be an importable module-level
-function, since each worker process builds its own parts.
-
-DVFS (``--dvfs``):
-
-* ``modelled``: `nasenergy.dvfs.optimal_clock_for` from the default-clock measurement, with the
-  shipped parameter set of the measured GPU; for a GPU without one, a ``generic`` set built from
-  what NVML reports and each measurement (`nasenergy.dvfs.generic`), labelled
-  ``modelled (generic)``. Without NVML facts (e.g. a recorded profile of such a GPU) it is refused.
-* ``measured``: the clock is locked at each probed clock and the network measured again
-  (`nasenergy.dvfs.MeasuredBackend`); needs the CUDA meter and ``--allow-clock-control``; clocks
-  are restored after each probe.
-* ``recorded``: needs recorded clock sweeps of the searched networks, which nasenergy does not
-  ship; refused with a clear message.
-* ``auto``: ``modelled`` (calibrated, extrapolated or generic) where it can be served, else
-  ``none``; either way `DvfsStep.note` says which, and the run announces it.
-* ``none``: throughput and energy are scored at the default clock.
-
-The dominance filter compares a candidate's optimistic figures with the front, so its energy bound
-must match what the front holds (`DvfsStep.energy_bound`, `default_energy_bound`):
-
-* modelled optimal clocks: `nasenergy.dvfs.optimistic_energy_bound` with no error margin. The
-  front's energies come from the same model, and the bound (the model's lowest curve) never
-  exceeds the modelled optimum, so no margin is needed for the filter to be safe;
-* measured optimal clocks: the same bound with its default margin for model error;
-* no DVFS step: the front holds the very figures the cheap measurement gives, so the bound is the
-  measurement itself (`ScaledBound` with an energy factor of 1 and no noise slack).
+function, since each worker process builds its own parts. The DVFS step (``--dvfs``) is built
+by its registered mode (`nasenergy.search.dvfs_modes`, `nasenergy.search.dvfs_steps.make_dvfs`).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from nasenergy.errors import UsageError
 from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.registry import filter_kind
 from nasenergy.hardware.deployed import deployed_measurer
 from nasenergy.hardware.meter_settings import get_setting
-from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
+from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
 from nasenergy.measurement import Measurement
 from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
 from nasenergy.oracles.network import NetworkOracle
@@ -54,19 +29,12 @@ from nasenergy.search.coverage import (
     Coverage, NetworkCensus, check_budget_reachable, learnable_networks, network_census, profile_coverage,
     profile_covers,
 )
+from nasenergy.search.dvfs_steps import (  # re-exported: the search's parts are named here
+    DvfsStep, EnergyBoundChoice, EnergyBoundFn, OptimalClockFn, default_energy_bound, make_dvfs,
+)
 from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
-from nasenergy.dvfs import (
-    ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
-    params_for_device,
-)
-from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN
-from nasenergy.dvfs.backends import point_from_measurement
-from nasenergy.dvfs.generic import GENERIC_LABEL, GpuFacts, generic_params
-from nasenergy.dvfs.params import GpuDvfsParams
-from nasenergy.dvfs.points import OptimalClock
-from nasenergy.filter.energy_bound import EnergyBound
-from nasenergy.filter import FilterError, ScaledBound
+from nasenergy.filter import FilterError
 from nasenergy.hardware.recorded import shape_to_str
 from nasenergy.hardware.select import resolve_hardware, select_meter
 from nasenergy.oracles import load_oracle
@@ -74,12 +42,22 @@ from nasenergy.search.machine_defaults import check_meter_serves
 
 logger = logging.getLogger(__name__)
 
-OptimalClockFn = Callable[[Any, Measurement], OptimalClock]
-"""``(arch, default-clock measurement) -> nasenergy.dvfs.OptimalClock`` (an architecture of the
-space: its type is the space's own)."""
-
-EnergyBoundFn = EnergyBound
-"""``measurement -> optimistic figures at the optimal clock`` (see `nasenergy.filter.energy_bound`)."""
+__all__ = [
+    "Components",
+    "ComponentsFactory",
+    "DvfsStep",
+    "EnergyBoundChoice",
+    "EnergyBoundFn",
+    "OptimalClockFn",
+    "arch_measurer",
+    "build_components",
+    "check_budget",
+    "default_energy_bound",
+    "make_dvfs",
+    "make_filter",
+    "meter_options",
+    "search_metrics",
+]
 
 
 @dataclass
@@ -134,46 +112,6 @@ class Components:
 ComponentsFactory = Callable[[SearchConfig], Components]
 
 
-@dataclass(frozen=True)
-class DvfsStep:
-    """The DVFS step of a run.
-
-    Attributes:
-        source: ``modelled`` or ``measured``.
-        optimal_clock: the energy-optimal clock of a measured candidate.
-        energy_bound: the dominance filter's optimistic bound matching ``optimal_clock``.
-        bound_label: one line naming the bound, for the report.
-        note: a line to announce (e.g. that the generic model is used), or ``None``.
-        label: where its clocks come from, for outputs: ``modelled (calibrated)``,
-            ``modelled (generic)``, ``measured``, ...
-    """
-
-    source: str
-    optimal_clock: OptimalClockFn
-    energy_bound: EnergyBoundFn
-    bound_label: str
-    note: str | None = None
-    label: str = ""
-
-
-class EnergyBoundChoice(NamedTuple):
-    """An energy bound for the dominance filter and the line naming it in the report."""
-
-    bound: EnergyBoundFn
-    label: str
-
-
-def default_energy_bound(config: SearchConfig) -> EnergyBoundChoice:
-    """The dependency-free energy bound for ``config``: the measurement itself without DVFS, else
-    `nasenergy.filter.ScaledBound`'s default optimism."""
-    if config.dvfs == "none":
-        return EnergyBoundChoice(
-            ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
-        )
-    bound = ScaledBound()
-    return EnergyBoundChoice(bound, f"default-clock energy x {bound.energy_factor} (fixed optimism)")
-
-
 def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = None) -> CandidateFilter:
     """The utilization filter of ``config``: its registered mode (`nasenergy.filter.registry`) given
     the search options it declares (target recall, the search's objectives, seed, energy bound).
@@ -223,116 +161,6 @@ def meter_options(hardware: str, config: SearchConfig) -> dict[str, Any]:
     """The constructor options of the selected meter: ``--meter-setting``'s for the CUDA meter
     (`nasenergy.hardware.meter_settings`), none for the others."""
     return dict(get_setting(config.meter_setting).meter_options) if hardware == "cuda" else {}
-
-
-def make_dvfs(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> DvfsStep | None:
-    """The DVFS step of ``config.dvfs`` with its matching energy bound, or ``None`` (no step).
-
-    Raises:
-        UsageError: a mode the meter or the installed data cannot serve.
-    """
-    mode = config.dvfs
-    if mode == "none":
-        return None
-    if mode == "recorded":
-        raise UsageError(
-            "--dvfs recorded replays recorded clock sweeps of each network, and none are installed "
-            "for the NATS spaces; use --dvfs modelled (or measured on a GPU)"
-        )
-    device = meter.device_name
-
-    missing = "no device name"
-    try:
-        params = params_for_device(device) if device else None
-    except UsageError as exc:
-        params = None
-        missing = str(exc)
-    if mode in ("modelled", "auto"):
-        if params is None:
-            return _generic_step(mode, meter, device, missing)
-
-        def modelled(_arch: Arch, measurement: Measurement) -> OptimalClock:
-            return optimal_clock_for(measurement, params=params)
-
-        return DvfsStep(
-            "modelled", modelled, _model_bound(params, margin_frac=0.0),
-            f"the DVFS model's lowest energy curve ({params.name} parameters, no margin)",
-            label=f"modelled ({params.provenance})",
-        )
-    measured = _measured_optimal_clock(config, meter, space)
-    if params is None:
-        fixed = default_energy_bound(config)
-        return DvfsStep("measured", measured, fixed.bound, fixed.label)
-
-    return DvfsStep(
-        "measured", measured, _model_bound(params, margin_frac=DEFAULT_BOUND_MARGIN),
-        f"the DVFS model's lowest energy curve ({params.name} parameters) less {DEFAULT_BOUND_MARGIN:.0%} for model error",
-    )
-
-
-def _generic_step(mode: str, meter: Meter | ArchMeter, device: str | None, why: str) -> DvfsStep | None:
-    """The ``modelled (generic)`` step for a GPU without a shipped parameter set, from the
-    meter's NVML device (read only); ``None`` for ``auto`` when there is no NVML device.
-
-    Raises:
-        UsageError: ``modelled`` without an NVML device to read the GPU's facts from.
-    """
-    nvml_device = getattr(meter, "nvml_device", None)
-    if nvml_device is None:
-        if mode == "modelled":
-            raise UsageError(f"--dvfs modelled: {why}, and no NVML device to build generic "
-                             "parameters from")
-        return None
-
-    facts = GpuFacts.from_device(nvml_device)
-
-    def params_of(measurement: Measurement) -> GpuDvfsParams:
-        return generic_params(facts.with_measurement(measurement))
-
-    def modelled(_arch: Arch, measurement: Measurement) -> OptimalClock:
-        return optimal_clock_for(measurement, params=params_of(measurement))
-
-    def bound(measurement: Measurement) -> float:
-        if measurement.energy_j_per_img is None:
-            return math.nan
-        return optimistic_energy_bound(measurement, params_of(measurement), margin_frac=0.0)
-
-    return DvfsStep(
-        "modelled", modelled, bound,
-        "the DVFS model's lowest energy curve (generic parameters, no margin)",
-        note=(f"--dvfs {mode}: no calibrated DVFS parameter set for {device!r}; optimal clocks come "
-              f"from the generic model, built from what NVML reports, and are labelled "
-              f"{GENERIC_LABEL!r}"), label=GENERIC_LABEL)
-
-
-def _model_bound(params: GpuDvfsParams, *, margin_frac: float) -> EnergyBoundFn:
-    """`nasenergy.dvfs.optimistic_energy_bound` with fixed parameters (NaN without energy figures)."""
-    def bound(measurement: Measurement) -> float:
-        if measurement.energy_j_per_img is None:
-            return math.nan
-        return optimistic_energy_bound(measurement, params, margin_frac=margin_frac)
-
-    return bound
-
-
-def _measured_optimal_clock(config: SearchConfig, meter: Meter | ArchMeter, space: SpaceProtocol) -> OptimalClockFn:
-    if not isinstance(meter, ClockControlMeter):
-        raise UsageError("--dvfs measured probes clocks on the GPU; it needs --hardware cuda (or auto on a GPU)")
-    control = ClockControl(0, allow=config.allow_clock_control)  # this worker's GPU
-    shape = space.input_shape(config.dataset)
-
-    def measured(arch: Arch, measurement: Measurement) -> OptimalClock:
-        model = space.build_deployed(arch, config.dataset)
-        fmt = measurement.memory_format
-        channels_last = None if fmt is None else fmt == "channels_last"
-        backend = MeasuredBackend(
-            control, lambda: meter.measure(model, shape, batch_size=config.batch_size, precision=config.precision,
-                                           channels_last=channels_last)
-        )
-        default = point_from_measurement(measurement, float(backend.default_clock_mhz()))
-        return find_optimal_clock(backend, default_point=default)
-
-    return measured
 
 
 def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, space: SpaceProtocol) -> None:

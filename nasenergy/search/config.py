@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,20 +23,20 @@ from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES, DEFAULT_BOARD_POLICY, DEFAULT_TOLERANCE_FRAC
 from nasenergy.hardware.meter_settings import DEFAULT_METER_SETTING, METER_SETTINGS
 from nasenergy.hardware.recorded import default_profile
-from nasenergy.hardware.registry import hardware_choices
+from nasenergy.hardware.registry import AUTO, METERS, hardware_choices
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES, OBJECTIVES
 from nasenergy.oracles.lookup import ESTIMATE_MODES
-from search_spaces import DATASETS, space_names
+from search_spaces import DATASETS, canonical_dataset, space_names
 from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
+from nasenergy.search.dvfs_modes import DVFS_MODES
 from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.filter_features import suffix as filter_features_suffix
 from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
 from nasenergy.search.redirect import REDIRECT_AFTER
 
-DVFS_MODES: tuple[str, ...] = ("auto", "modelled", "measured", "recorded", "none")
 SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
 ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
 """Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
@@ -116,7 +117,8 @@ class SearchConfig:
     Attributes:
         budget: the number of full accuracy evaluations of the study (over all workers).
         space: ``tss``, ``sss`` or a registered space (`search_spaces.register_space`).
-        dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``.
+        dataset: ``cifar10``, ``cifar100`` or ``ImageNet16-120``, in any spelling
+            `search_spaces.canonical_dataset` takes (stored as that name).
         objectives: a non-empty subset of ``accuracy``, ``throughput``, ``energy``, in that order.
         benchmark: the accuracy benchmark (file or folder); ``None`` uses the installed cache, else
             NATS-Bench in ``$TORCH_HOME``, else the embedded tables (`nasenergy.oracles.embedded`).
@@ -139,8 +141,9 @@ class SearchConfig:
             screening reads: groups of `nasenergy.search.filter_features.FEATURE_GROUPS`
             (``measured``, ``size``, ``structure``, ``proxies``, ``proxies-live``); stored in
             their canonical order. Non-default groups define the study.
-        dvfs: where the energy-optimal clock comes from: ``auto``, ``modelled``, ``measured``,
-            ``recorded`` or ``none`` (score at the default clock).
+        dvfs: where the energy-optimal clock comes from, a registered DVFS mode
+            (`nasenergy.search.dvfs_modes`): ``auto``, ``modelled``, ``measured``, ``recorded`` or
+            ``none`` (score at the default clock).
         allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
         sampler: ``tpe``, ``nsga2`` or ``random``.
         seed: the base seed of the samplers (worker k of the study uses ``seed + k``).
@@ -233,6 +236,10 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
             object.__setattr__(self, "target_recall", default_target_recall(self.filter))
+        try:  # the dataset's one name, whatever the spelling; validate refuses an unknown one
+            object.__setattr__(self, "dataset", canonical_dataset(self.dataset))
+        except UsageError:
+            pass
         if self.profile is not None and self.hardware == "auto":  # a profile is replayed, not measured
             object.__setattr__(self, "hardware", "recorded")
         groups = self.filter_features
@@ -320,10 +327,10 @@ class SearchConfig:
         """
         _choice("--space", self.space, space_names())
         _choice("--dataset", self.dataset, DATASETS)
-        _choice("--hardware", self.hardware, hardware_choices())
+        _choice("--hardware", self.hardware, METERS.choices(AUTO))
         _choice("--precision", self.precision, PRECISIONS)
-        _choice("--filter", self.filter, FILTERS.names())
-        _choice("--dvfs", self.dvfs, DVFS_MODES)
+        _choice("--filter", self.filter, FILTERS.choices())
+        _choice("--dvfs", self.dvfs, DVFS_MODES.choices())
         _choice("--sampler", self.sampler, SAMPLERS)
         _choice("--estimate", self.estimate, ESTIMATES)
         if not self.objectives:
@@ -385,8 +392,8 @@ class SearchConfig:
         _choice("--meter-setting", self.meter_setting, tuple(METER_SETTINGS))
         if not 0.0 <= self.board_tolerance_pct < 100.0:
             raise UsageError(f"--board-tolerance-pct must be in [0, 100), got {self.board_tolerance_pct}")
-        if self.dvfs == "measured" and not self.allow_clock_control:
-            raise UsageError("--dvfs measured changes the GPU clocks; add --allow-clock-control to allow it")
+        if DVFS_MODES.get(self.dvfs).changes_clocks and not self.allow_clock_control:
+            raise UsageError(f"--dvfs {self.dvfs} changes the GPU clocks; add --allow-clock-control to allow it")
         if self.study_name is not None and not _STUDY_NAME_RE.match(self.study_name):
             raise UsageError(
                 f"--study-name must be 1-100 characters of letters, digits, '.', '_' or '-', "
@@ -527,7 +534,7 @@ def parse_search_metric(text: str) -> tuple[str, str]:
     return split, str(int(epochs))
 
 
-def _choice(flag: str, value: str, choices: tuple[str, ...]) -> None:
+def _choice(flag: str, value: str, choices: Collection[str]) -> None:
     if value not in choices:
         raise UsageError(f"{flag}: {value!r} is not one of {', '.join(choices)}")
 
