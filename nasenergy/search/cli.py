@@ -183,7 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "in the run folder); its password is masked in every file and message")
     run.add_argument("--study-name", default=None,
                      help="Optuna study name (default: the settings that define the study, e.g. "
-                          "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0)")
+                          "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0)")
     run.add_argument("--out", metavar="DIR", default=None, help="run folder (default runs/<study-name>)")
     run.add_argument("--workers", type=_positive_int, default=_DEFAULTS.workers,
                      help="worker processes this command starts, one GPU each where GPUs are visible "

@@ -32,7 +32,7 @@ from search_spaces import DATASETS, canonical_dataset, space_names
 from nasenergy.oracles.datasets import SPLITS
 from nasenergy.search.credentials import mask_url
 from nasenergy.search.dvfs_modes import DVFS_MODES
-from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
+from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, UNNAMED_FILTER_FEATURES, check_filter_features
 from nasenergy.search.filter_features import suffix as filter_features_suffix
 from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
 from nasenergy.search.redirect import REDIRECT_AFTER
@@ -258,7 +258,7 @@ class SearchConfig:
     @property
     def default_study_name(self) -> str:
         """A name made of the settings that define the study (`STUDY_DEFINING`), the sampler and the
-        seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0``: runs
+        seed, e.g. ``tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0``: runs
         that differ in any of them never share a default study (or run folder)."""
         objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in self.objectives)
         filt = "nofilter" if self.filter == "none" else f"{self.filter}{self.target_recall:g}"
@@ -294,8 +294,10 @@ class SearchConfig:
                 if getattr(self, name) != _FIELD_DEFAULTS[name]}
 
     def _features_suffix(self) -> str:
-        """``-feat.GROUPS`` for non-default `filter_features` (empty for the default or bad groups,
-        which `validate` refuses)."""
+        """``-feat.GROUPS`` where an accuracy model reads `filter_features` and they are not
+        `UNNAMED_FILTER_FEATURES` (empty for bad groups, which `validate` refuses)."""
+        if not self.reads_filter_features:
+            return ""
         try:
             return filter_features_suffix(self.filter_features)
         except UsageError:
@@ -437,8 +439,8 @@ class SearchConfig:
         defining = {k: d[k] for k in STUDY_DEFINING}
         if self.search_metric != DEFAULT_SEARCH_METRIC:  # studies made before the flag stay resumable
             defining["search_metric"] = self.search_metric
-        if tuple(self.filter_features) != DEFAULT_FILTER_FEATURES:  # likewise: only when given
-            defining["filter_features"] = list(self.filter_features)
+        if self.reads_filter_features and tuple(self.filter_features) != UNNAMED_FILTER_FEATURES:
+            defining["filter_features"] = list(self.filter_features)  # studies made before the flag: without
         if "profile_sha256" in d:  # the same figures on every worker and on resuming, wherever the file lies
             defining["profile_sha256"] = d["profile_sha256"]
         for name in BUDGET_KEEPING:  # only when changed: studies made before the settings stay resumable
@@ -467,6 +469,7 @@ class SearchConfig:
             kw["objectives"] = tuple(kw["objectives"])
         if isinstance(kw.get("filter_features"), list):
             kw["filter_features"] = tuple(kw["filter_features"])
+        kw.setdefault("filter_features", UNNAMED_FILTER_FEATURES)  # stored before the flag existed
         return cls(**kw)
 
 

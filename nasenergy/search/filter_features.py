@@ -14,8 +14,13 @@ Groups, in the order their columns are laid out:
 * ``proxies-live``: the same proxies computed on each candidate's deployed network (on the GPU
   with ``--hardware cuda``, else on the CPU: seconds per candidate), once per network.
 
-The default, ``measured,size,structure``, is the search's accuracy model as it always was: the
-five cheap columns (`nasenergy.filter.features.CHEAP_FEATURE_NAMES`) then the structure.
+The default, ``size,structure``, reads only what is known before anything is measured. It was
+chosen on the tuning seeds of ``experiments/search_quality.py`` by a rule declared before the runs
+(``results/search_quality_tuning/DECISION.md``): adding the ``measured`` group did not raise the
+deploy quality on any of the three datasets. Until then the default was ``measured,size,structure``
+(`UNNAMED_FILTER_FEATURES`): studies made with it keep their names and settings, and any other set
+adds ``-feat.GROUPS`` to the default study name, the new default included, so that a study is never
+resumed with another accuracy model.
 """
 
 from __future__ import annotations
@@ -33,8 +38,11 @@ from nasenergy.filter.records import FilterError
 FEATURE_GROUPS: tuple[str, ...] = ("measured", "size", "structure", "proxies", "proxies-live")
 """The groups of ``--filter-features``, in the order their columns are laid out."""
 
-DEFAULT_FILTER_FEATURES: tuple[str, ...] = ("measured", "size", "structure")
-"""The default groups: the cheap measurement, the sizes and the structure."""
+DEFAULT_FILTER_FEATURES: tuple[str, ...] = ("size", "structure")
+"""The default groups: the sizes and the structure (nothing measured)."""
+UNNAMED_FILTER_FEATURES: tuple[str, ...] = ("measured", "size", "structure")
+"""The groups a study name leaves unsaid (the default before ``size,structure``): the cheap
+measurement, the sizes and the structure."""
 
 PROXY_FEATURES: tuple[str, ...] = ("synflow", "jacov", "naswot", "snip", "grad_norm")
 """The proxies of the ``proxies`` groups (FLOPs and params are the ``size`` group)."""
@@ -77,9 +85,10 @@ def cheap_columns(groups: Sequence[str]) -> tuple[str, ...]:
 
 
 def suffix(groups: Sequence[str]) -> str:
-    """The study name's part for ``groups``: empty for the default, else ``-feat.size.proxies``."""
+    """The study name's part for ``groups``: empty for `UNNAMED_FILTER_FEATURES`, else
+    ``-feat.size.structure``."""
     groups = check_filter_features(groups)
-    return "" if groups == DEFAULT_FILTER_FEATURES else "-feat." + ".".join(groups)
+    return "" if groups == UNNAMED_FILTER_FEATURES else "-feat." + ".".join(groups)
 
 
 class _OncePerNetwork:

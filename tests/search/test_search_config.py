@@ -12,7 +12,7 @@ from nasenergy.search.config import SearchConfig, parse_objectives
 
 def test_defaults_are_valid_and_derive_names():
     cfg = SearchConfig().validate()
-    assert cfg.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
+    assert cfg.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"
     assert str(cfg.out_dir) == f"runs/{cfg.resolved_study_name}"
     assert cfg.candidate_cap == 50 * cfg.budget
     assert cfg.objectives == ("accuracy", "throughput", "energy")

@@ -20,6 +20,7 @@ from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.cli import main
 from nasenergy.search.filter_features import (
     DEFAULT_FILTER_FEATURES,
+    UNNAMED_FILTER_FEATURES,
     PROXY_FEATURES,
     cheap_columns,
     extra_features,
@@ -34,9 +35,11 @@ SIZE = ("log10_flops_per_img", "log10_params")
 # ----- groups -------------------------------------------------------------------------------------
 
 def test_groups_are_parsed_in_their_canonical_order():
-    assert parse_filter_features("structure, size ,measured") == DEFAULT_FILTER_FEATURES
+    assert parse_filter_features("structure, size ,measured") == UNNAMED_FILTER_FEATURES
+    assert parse_filter_features("structure,size") == DEFAULT_FILTER_FEATURES
     assert parse_filter_features("proxies,size") == ("size", "proxies")
-    assert cheap_columns(DEFAULT_FILTER_FEATURES) == CHEAP_FEATURE_NAMES
+    assert cheap_columns(UNNAMED_FILTER_FEATURES) == CHEAP_FEATURE_NAMES
+    assert cheap_columns(DEFAULT_FILTER_FEATURES) == SIZE
     assert cheap_columns(("size",)) == SIZE
     assert cheap_columns(("structure", "proxies")) == ()
 
@@ -61,18 +64,25 @@ def test_a_bad_group_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys
 
 # ----- the settings -------------------------------------------------------------------------------
 
-def test_the_default_study_name_is_unchanged_and_other_groups_name_theirs():
+def test_the_study_name_says_every_group_set_but_the_one_of_older_studies():
     default = SearchConfig().validate()
-    assert default.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
-    assert "filter_features" not in default.study_defining()
+    assert default.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"
+    assert default.study_defining()["filter_features"] == ["size", "structure"]
+    older = SearchConfig(filter_features=UNNAMED_FILTER_FEATURES).validate()  # the default before size,structure
+    assert older.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
+    assert "filter_features" not in older.study_defining()
+    nofilter = SearchConfig(filter="none").validate()
+    assert "-feat" not in nofilter.resolved_study_name and "filter_features" not in nofilter.study_defining()
     size = SearchConfig(filter_features=("size",)).validate()
     proxies = SearchConfig(filter_features=("proxies", "size")).validate()
     assert size.resolved_study_name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size-dvfs.auto-tpe-seed0"
     assert "-feat.size.proxies-" in proxies.resolved_study_name
-    assert len({default.resolved_study_name, size.resolved_study_name, proxies.resolved_study_name}) == 3
+    assert len({default.resolved_study_name, size.resolved_study_name, proxies.resolved_study_name,
+                older.resolved_study_name}) == 4
     assert size.study_defining()["filter_features"] == ["size"]
     # the order given does not matter
-    assert SearchConfig(filter_features=("structure", "size", "measured")).resolved_study_name == default.resolved_study_name
+    assert SearchConfig(filter_features=("structure", "size", "measured")).resolved_study_name == older.resolved_study_name
+    assert SearchConfig(filter_features=("structure", "size")).resolved_study_name == default.resolved_study_name
 
 
 def test_the_groups_round_trip_through_config_json():
@@ -82,7 +92,7 @@ def test_the_groups_round_trip_through_config_json():
     assert SearchConfig.from_dict(d).filter_features == ("size", "proxies")
     assert SearchConfig.from_dict(d).resolved_study_name == cfg.resolved_study_name
     old = {k: v for k, v in SearchConfig().to_dict().items() if k != "filter_features"}  # before the flag
-    assert SearchConfig.from_dict(old).filter_features == DEFAULT_FILTER_FEATURES
+    assert SearchConfig.from_dict(old).filter_features == UNNAMED_FILTER_FEATURES
 
 
 @pytest.mark.parametrize("filt", ["none", "threshold"])
@@ -108,8 +118,9 @@ def test_the_proxies_group_reads_the_recorded_table_and_missing_networks_are_nan
     for row in rows[:3]:
         want = proxy_features(table.report(row["arch"], "cifar10"), PROXY_FEATURES)
         assert np.array_equal(fn(row["arch"]), want) and np.isfinite(want).any()
-    absent = next(a for a in space.enumerate() if ("cifar10", a) not in table)
-    assert np.isnan(fn(absent)).all() and fn(absent).shape == (len(PROXY_FEATURES),)
+    partial = extra_features(("size", "proxies"), space, "cifar100", "recorded")  # a partial table
+    absent = next(a for a in space.enumerate() if ("cifar100", a) not in table)
+    assert np.isnan(partial(absent)).all() and partial(absent).shape == (len(PROXY_FEATURES),)
 
 
 def test_structure_alone_is_the_space_s_features_and_cheap_groups_have_none():
@@ -183,12 +194,21 @@ def _run(tmp_path, name, **kw):
     return seen[0], load_run(tmp_path / name)
 
 
-def test_the_default_run_gives_the_filter_the_five_columns_and_the_structure(tmp_path, fake_env):
+def test_the_default_run_gives_the_filter_the_sizes_and_the_structure(tmp_path, fake_env):
     comp, run = _run(tmp_path, "default")
+    flt, space = comp.filter, comp.space
+    assert flt.cheap_columns == SIZE
+    evaluated = {tuple(np.asarray(space.features(r["arch"]), dtype=float)) for r in run.evaluated}
+    assert flt.n_observed >= 23
+    assert all(o.features in evaluated for o in flt.observations)
+    assert "accuracy model features (--filter-features): size,structure" in (run.run_dir / "report.md").read_text()
+
+
+def test_the_older_default_gives_the_filter_the_five_columns_and_the_structure(tmp_path, fake_env):
+    comp, run = _run(tmp_path, "older", filter_features=UNNAMED_FILTER_FEATURES)
     flt, space = comp.filter, comp.space
     assert flt.cheap_columns == CHEAP_FEATURE_NAMES
     evaluated = {tuple(np.asarray(space.features(r["arch"]), dtype=float)) for r in run.evaluated}
-    assert flt.n_observed >= 23
     assert all(o.features in evaluated for o in flt.observations)
     assert "accuracy model features (--filter-features): measured,size,structure" in (run.run_dir / "report.md").read_text()
 
@@ -204,7 +224,16 @@ def test_a_size_only_run_gives_the_filter_two_columns_and_no_structure(tmp_path,
     assert any(r["filter_admit"] is False for r in run.rows)  # the filter decided
 
 
-def test_a_run_with_recorded_proxies_survives_networks_the_table_lacks(tmp_path, fake_env):
+def test_a_run_with_recorded_proxies_survives_networks_the_table_lacks(tmp_path, fake_env, monkeypatch):
+    import gzip
+
+    rows = _table_rows()
+    part = tmp_path / "part.csv.gz"  # a table that lacks most networks
+    with gzip.open(part, "wt", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows([r for r in rows if r["dataset"] == "cifar10"][:100])
+    monkeypatch.setattr(proxy_table, "default_table_path", lambda space: part)
     comp, run = _run(tmp_path, "proxies", filter_features=("size", "proxies"))
     obs = comp.filter.observations
     assert all(len(o.features) == len(PROXY_FEATURES) for o in obs)

@@ -14,7 +14,7 @@ import pytest
 from nasenergy.search.run_files import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
+RUN = "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"
 
 
 @pytest.mark.slow

@@ -133,5 +133,5 @@ def test_the_rescue_record():
 @pytest.mark.parametrize("kw", [{}, {"budget_rescue": False}])
 def test_the_defaults_keep_the_study_name(kw):
     name = SearchConfig(**kw).resolved_study_name
-    assert name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-dvfs.auto-tpe-seed0"
+    assert name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"
     assert not {"redirect_after", "filter_yield_after", "budget_rescue"} & set(SearchConfig(**kw).study_defining())
