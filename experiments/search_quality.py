@@ -121,7 +121,7 @@ class Study:
     methods: tuple[str, ...]
 
 
-_MAIN = ("random", "tpe", "nsga2", "threshold", "free", "measured", "default")
+_MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", (*_MAIN, "proxies")),
     Study("cifar100", "cifar100", "profile", _MAIN),
@@ -474,11 +474,12 @@ def _fmt_factor(r: dict[str, Any]) -> str:
 
 def write_readme(out: Path, quality_rows: Sequence[dict[str, Any]], factor_rows: Sequence[dict[str, Any]],
                  truths: dict[str, Truth], seeds: Sequence[int], command: str, notes: Sequence[str]) -> None:
-    lines = ["# Search quality on held-out seeds", "",
+    tuning = set(seeds) <= set(TUNING_SEEDS)
+    lines = [f"# Search quality on {'the tuning seeds' if tuning else 'held-out seeds'}", "",
              "Produced by `" + command + "` (`experiments/search_quality.py`; its docstring declares the "
              "measure, the seeds and the rivals). Seeds reported: "
-             f"{seeds[0]}-{seeds[-1]} ({len(seeds)}); settings may be chosen on seeds 0-9 only, and none was "
-             "changed for this comparison. Budget 200 full evaluations per run; recorded H200 profile, modelled "
+             f"{seeds[0]}-{seeds[-1]} ({len(seeds)}); settings may be chosen on seeds 0-9 only"
+             + (" (these)" if tuning else ", and none was changed on these") + ". Budget 200 full evaluations per run; recorded H200 profile, modelled "
              "optimal clocks, NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells).", ""]
     lines += ["## The searched subspaces and their best possible quality", "",
               "| study | networks (learnable) | floor % | throughput ref img/s | energy ref J/img | region-front networks | best volume |",
