@@ -289,3 +289,13 @@ def test_importing_the_package_and_help_import_no_heavy_dependency(code: str) ->
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_test_module_basenames_are_unique():
+    """pytest imports tests/ without packages (rootdir-relative basenames), so two test files of one
+    name in different folders break collection of the whole suite."""
+    from collections import Counter
+    from pathlib import Path
+
+    names = Counter(p.name for p in (Path(__file__).parent).rglob("test_*.py"))
+    assert [n for n, c in names.items() if c > 1] == []
