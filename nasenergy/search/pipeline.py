@@ -298,6 +298,7 @@ class Worker:
         self._pool: list[Screened] = []
         self._n_kept = 0  # the first _n_kept of the pool were kept from the last screening
         self._round_measured = 0  # candidates measured since the last screening
+        self._unlearnable_seen: set[str] = set()  # census keys that cannot learn, found in the claims
 
     # ------------------------------------------------------------------ loop
 
@@ -401,8 +402,10 @@ class Worker:
         census = self.components.census
         if census is None or seen < census.learnable:
             return False
-        unlearnable_seen = sum(1 for key in census.cannot_learn if self.claims.lookup(key) is not None)
-        return seen - unlearnable_seen >= census.learnable
+        # claims are only forgotten when a study is opened, so only keys not found yet are looked up again
+        self._unlearnable_seen.update(key for key in census.cannot_learn - self._unlearnable_seen
+                                      if self.claims.lookup(key) is not None)
+        return seen - len(self._unlearnable_seen) >= census.learnable
 
     # ------------------------------------------------------------- candidate
 
