@@ -35,7 +35,7 @@ recorded profile holds at the dataset's input (CIFAR: all 6,040; ImageNet16-120:
 recorded at 16x16 so far); ``proxies``: only the networks whose proxies the shipped table holds for
 that dataset (a profile restricted to them is written under ``--work-dir``). A candidate outside the
 subspace costs no budget (outcome ``not_recorded``). The proxies rival runs where the shipped table
-holds the proxies of every network searched (CIFAR-10); a ``proxies`` study serves a dataset whose
+holds the proxies of every network searched (CIFAR-10 and CIFAR-100); a ``proxies`` study serves a dataset whose
 table is still partial, so that every method runs on the same networks.
 
 **Tables.** For each checkpoint k of `CHECKPOINTS`: the mean quality ratio of each method after k
@@ -124,7 +124,7 @@ class Study:
 _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", (*_MAIN, "proxies")),
-    Study("cifar100", "cifar100", "profile", _MAIN),
+    Study("cifar100", "cifar100", "profile", (*_MAIN, "proxies")),
     Study("ImageNet16-120", "ImageNet16-120", "profile", (*_MAIN, "measured-norescue")),
 )}
 
