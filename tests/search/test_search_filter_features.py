@@ -109,7 +109,7 @@ def _table_rows() -> list[dict[str, str]]:
     return proxy_table.read_rows(proxy_table.default_table_path("tss"))
 
 
-def test_the_proxies_group_reads_the_recorded_table_and_missing_networks_are_nan():
+def test_the_proxies_group_reads_the_recorded_table_and_missing_networks_are_nan(tmp_path, monkeypatch):
     space = get_space("tss")
     fn = extra_features(("size", "proxies"), space, "cifar10", "recorded")
     assert fn is not None and len(fn.names) == len(PROXY_FEATURES)
@@ -118,9 +118,17 @@ def test_the_proxies_group_reads_the_recorded_table_and_missing_networks_are_nan
     for row in rows[:3]:
         want = proxy_features(table.report(row["arch"], "cifar10"), PROXY_FEATURES)
         assert np.array_equal(fn(row["arch"]), want) and np.isfinite(want).any()
-    partial = extra_features(("size", "proxies"), space, "cifar100", "recorded")  # a partial table
-    absent = next(a for a in space.enumerate() if ("cifar100", a) not in table)
+    path = tmp_path / "tss_proxies.csv.gz"  # a partial table: five networks
+    with gzip.open(path, "wt", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=proxy_table.TABLE_COLUMNS)
+        w.writeheader()
+        w.writerows(rows[:5])
+    monkeypatch.setattr(proxy_table, "default_table_path", lambda space: path)
+    partial = extra_features(("size", "proxies"), space, "cifar10", "recorded")
+    small = proxy_table.ProxyTable.read(space)
+    absent = next(a for a in space.enumerate() if ("cifar10", a) not in small)
     assert np.isnan(partial(absent)).all() and partial(absent).shape == (len(PROXY_FEATURES),)
+    assert np.array_equal(partial(rows[0]["arch"]), fn(rows[0]["arch"]))
 
 
 def test_structure_alone_is_the_space_s_features_and_cheap_groups_have_none():
