@@ -80,7 +80,7 @@ from nasenergy.search.objectives import objectives_for
 from nasenergy.search.screening import Screened, Screener
 from nasenergy.search.study import TrialAccess, proposed_trials
 from nasenergy.search.redirect import REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
-from nasenergy.search.rescue import begin_rescue, candidates_after, rescue_of
+from nasenergy.search.rescue import begin_rescue, candidates_after, is_trickling, rescue_of
 from nasenergy.search.tpe_dedup import SeenNetworks, watch_seen_networks
 from search_spaces import Arch
 
@@ -350,6 +350,8 @@ class Worker:
                 if self._begin_rescue(trials):
                     continue
                 return WorkerResult("stalled", self._handled)
+            if self._rescue is None and self.config.rescue_possible and is_trickling(trials, self.config.patience):
+                self._begin_rescue(trials)  # off or nothing to switch on: search on as before
             self._learn(trials)
             self._seen.update(trials)
             if self._known is not self._seen:

@@ -9,12 +9,30 @@ worker that reads it at its next candidate switches the settings left at their d
 (`SearchConfig.keeping_in_effect`) and counts the stall guard's candidates from there
 (`candidates_after`). A second stall stops the run as before. ``--budget-rescue off`` stops at
 the first.
+
+A study can also starve without ever meeting the stall guard's condition: it gains an evaluation
+every few hundred candidates, so ``--patience`` candidates in a row never pass without one. The
+rescue therefore also begins on such a trickle (`is_trickling`): fewer than `TRICKLE_SHARE` of the
+last ``--patience`` finished candidates were full evaluations. The share was chosen on the tuning
+seeds so that no run that fills its budget on its own begins a rescue
+(``results/budget_scaling/TRICKLE_DECISION.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nasenergy.search import outcomes as oc
+from nasenergy.search import trial_record as tr
+
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
+
+TRICKLE_SHARE = 0.02
+"""The share of full evaluations among the last ``--patience`` finished candidates below which a
+search without a rescue begins one (10 of 500 at the default patience)."""
 
 RESCUE_ATTR = "budget_rescue"
 """Study user attribute: where the budget rescue began, ``{"trial": T, "candidates": C,
@@ -46,3 +64,28 @@ def begin_rescue(study: Any, trial: int, candidates: int, evaluations: int) -> d
 def candidates_after(rescue: Mapping[str, int] | None) -> int:
     """The trial number after which the stall guard counts: the rescue's, else -1."""
     return -1 if rescue is None else int(rescue["trial"])
+
+
+def is_trickling(trials: Sequence[FrozenTrial], patience: int, share: float = TRICKLE_SHARE) -> bool:
+    """Whether the last ``patience`` finished candidates of ``trials`` (in trial order) brought
+    fewer than ``ceil(share * patience)`` full evaluations (at least one).
+
+    Trials still in progress (no outcome yet) are skipped; a study with fewer than ``patience``
+    finished candidates is not trickling. ``patience`` <= 0 or ``share`` <= 0: never.
+    """
+    if patience <= 0 or share <= 0:
+        return False
+    needed = max(1, math.ceil(share * patience))
+    finished = evaluated = 0
+    for t in reversed(trials):
+        outcome = t.user_attrs.get(tr.OUTCOME)
+        if outcome is None:
+            continue
+        finished += 1
+        if outcome == oc.EVALUATED:
+            evaluated += 1
+            if evaluated >= needed:
+                return False
+        if finished >= patience:
+            return True
+    return False

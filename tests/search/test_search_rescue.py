@@ -4,6 +4,7 @@ condition first holds, then switches it on study-wide instead of stopping; a sec
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from fake_parts import fake_components
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.redirect import REDIRECTED_FROM
-from nasenergy.search.rescue import RESCUE_ATTR, begin_rescue, candidates_after, rescue_of
+from nasenergy.search import outcomes as oc
+from nasenergy.search import trial_record as tr
+from nasenergy.search.rescue import RESCUE_ATTR, TRICKLE_SHARE, begin_rescue, candidates_after, is_trickling, rescue_of
 from nasenergy.search.run_files import load_run
 from search_spaces import get_space
 
@@ -40,6 +43,35 @@ class _Converged:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._space, name)
+
+
+class _Trickle(_Converged):
+    """`_Converged`, except that every `TRICKLE_EVERY`-th trial the sampler proposes a network not
+    seen before: the study gains an evaluation every few candidates and never stalls."""
+
+    def __init__(self, space: Any) -> None:
+        super().__init__(space)
+        stuck = {str(space.canonical(a)) for a in self._archs}
+        self._fresh: list[Any] = []
+        for i in range(space.size):
+            arch = space.arch_at(i)
+            key = str(space.canonical(arch))
+            if key not in stuck and key not in {str(space.canonical(a)) for a in self._fresh}:
+                self._fresh.append(arch)
+            if len(self._fresh) == 40:
+                break
+
+    def suggest(self, trial: Any) -> Any:
+        arch = super().suggest(trial)
+        if REDIRECTED_FROM not in trial.user_attrs and trial.number and trial.number % TRICKLE_EVERY == 0:
+            return self._fresh[trial.number // TRICKLE_EVERY]
+        return arch
+
+
+TRICKLE_PATIENCE = 100
+"""Needs ceil(2 % x 100) = 2 evaluations per 100 candidates."""
+TRICKLE_EVERY = 70
+"""A fresh network every 70 candidates: shorter than the patience, so the stall guard never holds."""
 
 
 def _converged(record_at: int | None = None):
@@ -135,3 +167,48 @@ def test_the_defaults_keep_the_study_name(kw):
     name = SearchConfig(**kw).resolved_study_name
     assert name == "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"
     assert not {"redirect_after", "filter_yield_after", "budget_rescue"} & set(SearchConfig(**kw).study_defining())
+
+
+def _trickle(config: SearchConfig) -> Any:
+    parts = fake_components(config)
+    return dataclasses.replace(parts, space=_Trickle(parts.space))
+
+
+def _outcomes(*outcomes: str | None) -> list[Any]:
+    return [SimpleNamespace(user_attrs={} if o is None else {tr.OUTCOME: o}) for o in outcomes]
+
+
+def test_is_trickling_counts_evaluations_in_the_last_patience_finished_candidates():
+    assert TRICKLE_SHARE == pytest.approx(0.02)
+    ev, dup = oc.EVALUATED, oc.DUPLICATE
+    assert is_trickling(_outcomes(ev, *[dup] * 99), 100)  # 1 of the last 100 < 2
+    assert not is_trickling(_outcomes(ev, ev, *[dup] * 98), 100)  # 2 of 100
+    assert is_trickling(_outcomes(ev, ev, ev, *[dup] * 99), 100)  # the third-newest is outside the window
+    assert not is_trickling(_outcomes(*[dup] * 99), 100)  # fewer than `patience` finished: not yet
+    assert not is_trickling(_outcomes(ev, *[dup] * 98, None, None), 100)  # in progress: not counted
+    assert is_trickling(_outcomes(*[dup] * 5), 5)  # at least one evaluation needed
+    assert not is_trickling(_outcomes(*[dup] * 500), 0) and not is_trickling(_outcomes(*[dup] * 500), 500, share=0)
+
+
+def test_a_trickle_begins_the_rescue_where_the_stall_guard_never_would(tmp_path, fake_env):
+    config = _config(tmp_path, budget=14, patience=TRICKLE_PATIENCE, max_candidates=2000)
+    summary = run_search(config, components_factory=_trickle)
+    assert (summary.stop_reason, summary.evaluated) == ("budget", 14)
+    began = summary.rescue
+    assert began is not None
+    # the rescue began at the first window of 100 finished candidates with fewer than 2 evaluations
+    rows = load_run(tmp_path / "run").rows
+    outcomes = [r["outcome"] for r in rows[:began["candidates"]]]
+    assert sum(o == "evaluated" for o in outcomes[-TRICKLE_PATIENCE:]) < 2
+    assert all(sum(o == "evaluated" for o in outcomes[k - TRICKLE_PATIENCE:k]) >= 2
+               for k in range(TRICKLE_PATIENCE, len(outcomes)))
+    gaps = [b - a for a, b in zip([0, *[i for i, o in enumerate(outcomes) if o == "evaluated"]],
+                                  [i for i, o in enumerate(outcomes) if o == "evaluated"])]
+    assert max(gaps, default=0) < TRICKLE_PATIENCE  # the stall guard's condition never held
+
+
+def test_without_the_rescue_a_trickle_searches_on_unchanged(tmp_path, fake_env):
+    config = _config(tmp_path, budget=14, patience=TRICKLE_PATIENCE, max_candidates=400, budget_rescue=False)
+    summary = run_search(config, components_factory=_trickle)
+    assert summary.rescue is None and summary.stop_reason == "max_candidates"
+    assert summary.evaluated < 14
