@@ -190,8 +190,9 @@ def _reads_profile(hardware: str) -> bool:
 
 def meter_options(hardware: str, args: argparse.Namespace) -> dict[str, Any]:
     """The constructor options of the selected meter: ``--peak``, ``--energy-basis`` and
-    ``--no-energy`` for the CUDA meter, none for the others."""
-    if hardware != "cuda":
+    ``--no-energy`` for a meter that takes the CUDA meter's options (`MeterKind.takes_cuda_options`),
+    none for the others."""
+    if not METERS.get(hardware).takes_cuda_options:
         return {}
     return {"peak": args.peak, "energy_basis": args.energy_basis, "measure_energy": not args.no_energy}
 

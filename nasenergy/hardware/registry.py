@@ -54,6 +54,13 @@ class MeterKind:
             ``default_batch_size`` at that precision (e.g. a recorded profile measured fp32 at a
             smaller batch than fp16).
         label: how messages name the meter (default ``the <name> meter``).
+        uses_gpu: whether it measures on the machine's GPUs, as the CUDA meter does: worker processes
+            are then pinned to the visible GPUs (one each, in turn), several GPUs are calibrated
+            against each other with the CUDA meter before the search (``--boards``), and live
+            zero-cost proxies (``--filter-features proxies-live``) are computed on the GPU.
+        takes_cuda_options: whether its factory takes the CUDA meter's keyword options
+            (`nasenergy.hardware.cuda_meter.CudaMeter`: ``--meter-setting``'s options in the search,
+            ``--peak``, ``--energy-basis`` and ``--no-energy`` in ``python -m nasenergy.profile``).
     """
 
     name: str
@@ -66,6 +73,8 @@ class MeterKind:
     default_batch_size: int | None = None
     batch_size_by_precision: tuple[tuple[str, int], ...] = ()
     label: str = ""
+    uses_gpu: bool = False
+    takes_cuda_options: bool = False
 
     @property
     def title(self) -> str:
@@ -96,7 +105,7 @@ def hardware_choices() -> tuple[str, ...]:
     return (AUTO, *METERS.names())
 
 
-register_meter(MeterKind("cuda", "nasenergy.hardware.cuda_meter:CudaMeter"))
+register_meter(MeterKind("cuda", "nasenergy.hardware.cuda_meter:CudaMeter", uses_gpu=True, takes_cuda_options=True))
 # The CPU meter measures fp32 and bf16 (`CpuMeter.precisions`) and has no energy counter; 1,024
 # images at fp32 take seconds per forward pass on a small CPU, so it takes the recorded profile's
 # fp32 batch of 256.

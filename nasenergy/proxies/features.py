@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.registry import METERS
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies
 from nasenergy.proxies.data import DEFAULT_BATCH_SIZE, DEFAULT_DATA
 from nasenergy.proxies.table import TABLE_PROXIES, ProxyTable
@@ -33,10 +34,11 @@ __all__ = ["MISSING_FEATURE", "PROXY_FEATURE_NAMES", "LiveProxyFeatures", "Recor
 
 def provider_for_hardware(hardware: str) -> str:
     """The proxy feature provider a search on `hardware` (its resolved ``--hardware``) should use:
-    ``proxies-live`` on a GPU meter (``cuda``), where computing them costs a fraction of a second
-    per candidate, and ``proxies`` (the recorded table) otherwise (``recorded``, ``cpu``), where
-    computing them would cost seconds per candidate."""
-    return "proxies-live" if hardware == "cuda" else "proxies"
+    ``proxies-live`` on a GPU meter (``cuda``, or any registered meter with
+    `nasenergy.hardware.registry.MeterKind.uses_gpu`), where computing them costs a fraction of a
+    second per candidate, and ``proxies`` (the recorded table) otherwise (``recorded``, ``cpu``),
+    where computing them would cost seconds per candidate."""
+    return "proxies-live" if METERS.get(hardware).uses_gpu else "proxies"
 
 
 def feature_names(proxies: Sequence[str] = TABLE_PROXIES) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from nasenergy.hardware.boards import (
     calibrate_meters,
     check_boards,
 )
+from nasenergy.hardware.registry import METERS
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.search.config import SearchConfig
 from search_spaces import get_space
@@ -46,10 +47,11 @@ policy applied (``policy``, ``normalised``)."""
 
 def boards_of_run(config: SearchConfig, gpus: Sequence[str]) -> list[str]:
     """The distinct GPUs the run's worker processes are pinned to (worker k: ``gpus[k % n]``);
-    empty unless the meter is the CUDA meter and there are several workers."""
+    empty unless the meter measures on GPUs (`MeterKind.uses_gpu`, as the CUDA meter does) and there
+    are several workers."""
     if config.workers < 2 or not gpus:
         return []
-    if resolve_hardware(config.hardware, announce=None, space_name=config.space) != "cuda":
+    if not METERS.get(resolve_hardware(config.hardware, announce=None, space_name=config.space)).uses_gpu:
         return []
     return list(dict.fromkeys(gpus[k % len(gpus)] for k in range(config.workers)))
 

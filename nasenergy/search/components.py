@@ -26,8 +26,7 @@ from nasenergy.oracles.network import NetworkOracle
 from search_spaces import Arch, SpaceProtocol, get_space
 from nasenergy.search.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
 from nasenergy.search.coverage import (
-    Coverage, NetworkCensus, check_budget_reachable, learnable_networks, network_census, profile_coverage,
-    profile_covers,
+    Coverage, NetworkCensus, check_budget_reachable, learnable_networks, profile_covers, survey_networks,
 )
 from nasenergy.search.dvfs_steps import (  # re-exported: the search's parts are named here
     DvfsStep, EnergyBoundChoice, EnergyBoundFn, OptimalClockFn, default_energy_bound, make_dvfs,
@@ -36,6 +35,7 @@ from nasenergy.search.filter_features import FeatureFn, cheap_columns, extra_fea
 from nasenergy.search.network_key import NetworkKeyFn, measured_form, network_key_fn
 from nasenergy.filter import FilterError
 from nasenergy.hardware.recorded import shape_to_str
+from nasenergy.hardware.registry import METERS
 from nasenergy.hardware.select import resolve_hardware, select_meter
 from nasenergy.oracles import load_oracle
 from nasenergy.search.machine_defaults import check_meter_serves
@@ -158,9 +158,10 @@ def arch_measurer(meter: Meter | ArchMeter, space: SpaceProtocol, config: Search
 
 
 def meter_options(hardware: str, config: SearchConfig) -> dict[str, Any]:
-    """The constructor options of the selected meter: ``--meter-setting``'s for the CUDA meter
-    (`nasenergy.hardware.meter_settings`), none for the others."""
-    return dict(get_setting(config.meter_setting).meter_options) if hardware == "cuda" else {}
+    """The constructor options of the selected meter: ``--meter-setting``'s for a meter that takes
+    the CUDA meter's options (`MeterKind.takes_cuda_options`; `nasenergy.hardware.meter_settings`),
+    none for the others."""
+    return dict(get_setting(config.meter_setting).meter_options) if METERS.get(hardware).takes_cuda_options else {}
 
 
 def _check_recorded_setting(meter: Meter | ArchMeter, config: SearchConfig, space: SpaceProtocol) -> None:
@@ -197,10 +198,8 @@ def check_budget(config: SearchConfig) -> None:
         check_budget_reachable(config, None, learnable_networks(space, network_key_fn(space, "deployed")))
         return
     meter = select_meter(hardware, profile_path=config.profile, space=space, announce=None)
-    network_key = network_key_fn(space, measured_form(meter))
-    coverage = profile_coverage(meter, space, config, network_key)
-    covers = profile_covers(meter, config) if coverage is not None and not coverage.complete else None
-    check_budget_reachable(config, coverage, learnable_networks(space, network_key, covers))
+    survey = survey_networks(meter, space, config, network_key_fn(space, measured_form(meter)))
+    check_budget_reachable(config, survey.coverage, survey.census.learnable)
 
 
 def build_components(config: SearchConfig) -> Components:
@@ -218,9 +217,9 @@ def build_components(config: SearchConfig) -> Components:
     check_meter_serves(hardware, config)
     _check_recorded_setting(meter, config, space)
     network_key = network_key_fn(space, measured_form(meter))
-    coverage = profile_coverage(meter, space, config, network_key)
+    survey = survey_networks(meter, space, config, network_key)  # one pass over the space's cells
+    coverage, census = survey.coverage, survey.census
     covers = profile_covers(meter, config) if coverage is not None and not coverage.complete else None
-    census = network_census(space, network_key, covers)
     check_budget_reachable(config, coverage, census.learnable)
     # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
@@ -243,7 +242,7 @@ def build_components(config: SearchConfig) -> Components:
         "oracle": oracle.describe(),
         "dvfs": "none" if step is None else (step.label or step.source),
     }
-    if config.filter == "dominance" and "energy" in config.objectives:
+    if "energy_bound" in filter_kind(config.filter).search_options and "energy" in config.objectives:
         describe["filter energy bound"] = bound.label
     if announce is not None and coverage is not None and not coverage.complete:
         announce(f"{coverage.summary()}; candidates outside it are recorded as not_recorded and cost no budget")

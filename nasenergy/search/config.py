@@ -404,7 +404,7 @@ class SearchConfig:
         if self.benchmark is not None and not Path(self.benchmark).expanduser().exists():
             raise DataNotFoundError(f"--benchmark: {self.benchmark} does not exist")
         if self.profile is not None:
-            if self.hardware != "recorded":
+            if "path" not in METERS.get(self.hardware).context:  # the meter reads no profile file
                 raise UsageError(f"--profile replays a recorded profile: it goes with --hardware recorded "
                                  f"(or auto), not {self.hardware}")
             if not Path(self.profile).is_file():

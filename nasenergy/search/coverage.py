@@ -38,33 +38,82 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         network_key: the study's network key (`nasenergy.search.network_key`); default: the
             canonical class. Classes are counted as the study counts networks.
     """
-    if not isinstance(meter, RecordedProfile):
-        return None
+    return survey_networks(meter, space, config, network_key).coverage
 
+
+@dataclass(frozen=True)
+class NetworkSurvey:
+    """What a run learns from one pass over its space's cells at start (`survey_networks`).
+
+    Attributes:
+        coverage: the recorded profile's coverage (`profile_coverage`; ``None``: the meter measures
+            any network).
+        census: the networks the study can meet (`network_census`), counted over the profile's
+            networks where the coverage is partial.
+    """
+
+    coverage: Coverage | None
+    census: NetworkCensus
+
+
+class _Tally:
+    """Network keys split into those that can learn and those that cannot (`NetworkCensus`)."""
+
+    def __init__(self) -> None:
+        self.learnable: set[str] = set()
+        self.cannot: set[str] = set()
+
+    def add(self, key: str, learns: bool) -> None:
+        (self.learnable if learns else self.cannot).add(key)
+
+    def census(self) -> NetworkCensus:
+        return NetworkCensus(len(self.learnable), frozenset(self.cannot - self.learnable))
+
+
+def survey_networks(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig,
+                    network_key: NetworkKeyFn | None = None) -> NetworkSurvey:
+    """The profile's coverage and the network census of a run, from one pass over ``space``'s cells
+    (the same figures as `profile_coverage` and `network_census` over `profile_covers` where the
+    coverage is partial, without enumerating the space twice).
+
+    Args: as `profile_coverage`.
+    """
     key_of = network_key or network_key_fn(space, "as_built")
+    depends = getattr(space, "output_depends_on_input", None)
+    recorded = isinstance(meter, RecordedProfile)
+    in_profile = profile_covers(meter, config) if recorded else None
+    covers = in_profile
     shape = shape_to_str(space.input_shape(config.dataset))
-    covers = profile_covers(meter, config)
-    if covers is None:  # a profile keyed by canonical class alone
-        recorded = {
+    if recorded and covers is None:  # a profile keyed by canonical class alone
+        canonical = {
             r["canonical_arch"]
-            for r in meter.rows()
+            for r in meter.rows()  # type: ignore[union-attr]
             if r["precision"] == config.precision and int(r["batch_size"]) == config.batch_size and r["input_shape"] == shape
         }
 
         def covers(arch: Arch) -> bool:
-            return str(space.canonical(arch)) in recorded
+            return str(space.canonical(arch)) in canonical
 
+    every, profiled = _Tally(), _Tally()
     networks: set[str] = set()
     covered: set[str] = set()
     cells = 0
     for arch in space.enumerate():
         key = key_of(arch)
+        learns = depends is None or bool(depends(arch))
+        every.add(key, learns)
+        if covers is None:
+            continue
         networks.add(key)
         if covers(arch):
             covered.add(key)
             cells += 1
+            if in_profile is not None:
+                profiled.add(key, learns)
+    if not recorded:
+        return NetworkSurvey(None, every.census())
     path = getattr(meter, "path", None)
-    return Coverage(
+    coverage = Coverage(
         profile=getattr(path, "name", None) or str(path or "recorded profile"),
         device_name=str(getattr(meter, "device_name", "unknown device")),
         space=str(space.name),
@@ -75,6 +124,8 @@ def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: Sea
         total_cells=int(space.size),
         unit=CELL_UNIT if len(networks) == int(space.size) else str(getattr(key_of, "unit", CLASS_UNIT)),
     )
+    partial = not coverage.complete and in_profile is not None
+    return NetworkSurvey(coverage, (profiled if partial else every).census())
 
 
 def profile_covers(meter: Meter | ArchMeter, config: SearchConfig) -> Callable[[Arch], bool] | None:

@@ -43,11 +43,16 @@ class DvfsMode:
             raises `nasenergy.errors.UsageError` for a meter or data it cannot serve.
         changes_clocks: whether the mode sets the GPU's clocks (then `SearchConfig` asks for
             ``--allow-clock-control``).
+        default_clock_only: whether the run always scores at the default clock (as ``none``
+            does): no clock can beat the measured energy, so the dominance filter's energy bound
+            is the measurement itself, without the optimism kept for a clock the search did not
+            measure.
     """
 
     name: str
     factory: StepFactory | str
     changes_clocks: bool = False
+    default_clock_only: bool = False
 
     def create(self, config: Any, meter: Meter | ArchMeter, space: SpaceProtocol) -> Any:
         """The DVFS step of this mode for a run, or ``None`` (no step)."""
@@ -68,4 +73,4 @@ register_dvfs_mode(DvfsMode("auto", f"{_STEPS}:auto_step"))
 register_dvfs_mode(DvfsMode("modelled", f"{_STEPS}:modelled_step"))
 register_dvfs_mode(DvfsMode("measured", f"{_STEPS}:measured_step", changes_clocks=True))
 register_dvfs_mode(DvfsMode("recorded", f"{_STEPS}:recorded_step"))
-register_dvfs_mode(DvfsMode("none", f"{_STEPS}:no_step"))
+register_dvfs_mode(DvfsMode("none", f"{_STEPS}:no_step", default_clock_only=True))

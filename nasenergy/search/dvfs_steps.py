@@ -105,9 +105,10 @@ class EnergyBoundChoice(NamedTuple):
 
 
 def default_energy_bound(config: SearchConfig) -> EnergyBoundChoice:
-    """The dependency-free energy bound for ``config``: the measurement itself without DVFS, else
+    """The dependency-free energy bound for ``config``: the measurement itself for a mode that
+    scores at the default clock only (`DvfsMode.default_clock_only`, e.g. ``none``), else
     `nasenergy.filter.ScaledBound`'s default optimism."""
-    if config.dvfs == "none":
+    if DVFS_MODES.get(config.dvfs).default_clock_only:
         return EnergyBoundChoice(
             ScaledBound(energy_factor=1.0, noise_sigmas=0.0), "default-clock figures as measured (no DVFS step)"
         )

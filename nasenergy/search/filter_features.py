@@ -34,6 +34,7 @@ from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.filter.feature_providers import FeatureSet, feature_provider
 from nasenergy.filter.features import CHEAP_FEATURE_GROUPS, CHEAP_FEATURE_NAMES
 from nasenergy.filter.records import FilterError
+from nasenergy.hardware.registry import METERS
 
 FEATURE_GROUPS: tuple[str, ...] = ("measured", "size", "structure", "proxies", "proxies-live")
 """The groups of ``--filter-features``, in the order their columns are laid out."""
@@ -146,7 +147,7 @@ def extra_features(groups: Sequence[str], space: Any, dataset: str, hardware: st
                          "models impute them (median of the evaluated networks)")
             providers.append(recorded)
         if "proxies-live" in groups:
-            device = "cuda" if hardware == "cuda" else "cpu"
+            device = "cuda" if METERS.get(hardware).uses_gpu else "cpu"
             live = feature_provider("proxies-live", space=space, dataset=dataset, device=device,
                                     proxies=PROXY_FEATURES)
             providers.append(_OncePerNetwork(live, space))

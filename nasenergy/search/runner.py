@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import sqlalchemy as sa
 
 from nasenergy.errors import NasEnergyError
+from nasenergy.hardware.registry import AUTO, METERS
 from nasenergy.run_plots import draw_run
 from nasenergy.report import render_report
 from nasenergy.search import run_files
@@ -320,8 +321,9 @@ def _visible_gpus() -> list[str]:
 
 
 def _pinned_gpus(config: SearchConfig) -> list[str]:
-    """The GPUs worker processes are pinned to (worker k: entry k modulo their number); empty: none."""
-    return _visible_gpus() if config.hardware in ("auto", "cuda") else []
+    """The GPUs worker processes are pinned to (worker k: entry k modulo their number): the visible
+    GPUs for ``--hardware auto`` and a meter that measures on GPUs (`MeterKind.uses_gpu`); empty: none."""
+    return _visible_gpus() if config.hardware == AUTO or METERS.get(config.hardware).uses_gpu else []
 
 
 def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress,

@@ -14,7 +14,7 @@ from nasenergy.search.cli import build_parser, config_from_args
 from nasenergy.search.components import build_components, make_dvfs
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.dvfs_modes import DVFS_MODES, DvfsMode, register_dvfs_mode
-from nasenergy.search.dvfs_steps import modelled_step
+from nasenergy.search.dvfs_steps import default_energy_bound, modelled_step, no_step
 from nasenergy.testing import FakeMeter
 
 
@@ -87,3 +87,21 @@ def test_an_unknown_mode_is_refused_in_one_line():
     with pytest.raises(UsageError, match=r"--dvfs: 'sometimes' is not one of auto, modelled") as info:
         SearchConfig(dvfs="sometimes").validate()
     assert "\n" not in str(info.value)
+
+
+def test_a_registered_mode_that_keeps_the_default_clock_gets_the_bound_of_none():
+    register_dvfs_mode(DvfsMode("toy-default-clock", no_step, default_clock_only=True))
+    register_dvfs_mode(DvfsMode("toy-other-clock", no_step))
+    try:
+        assert [m for m in DVFS_MODES.names() if DVFS_MODES.get(m).default_clock_only] == ["none", "toy-default-clock"]
+        none, mine, other = (default_energy_bound(SearchConfig(dvfs=d)) for d in
+                             ("none", "toy-default-clock", "toy-other-clock"))
+        assert mine.label == none.label and mine.bound == none.bound
+        assert mine.bound.energy_factor == 1.0 and mine.bound.noise_sigmas == 0.0  # the measurement itself
+        assert other.label != none.label and other.bound.energy_factor < 1.0  # optimism for a clock not measured
+        for dvfs in ("none", "toy-default-clock"):
+            parts = build_components(SearchConfig(dvfs=dvfs, hardware="recorded", quiet=True))
+            assert parts.describe["filter energy bound"] == none.label and parts.optimal_clock is None
+    finally:
+        DVFS_MODES.unregister("toy-default-clock")
+        DVFS_MODES.unregister("toy-other-clock")
