@@ -68,25 +68,13 @@ def run_one(job: tuple[str, int, str, int, str, str]) -> str:
     t0 = time.perf_counter()
     summary = run_search(config, resume_command="python experiments/budget_quality.py")
     wall_s = time.perf_counter() - t0
-    with (folder / "candidates.csv").open(newline="") as fh:
-        cands = list(csv.DictReader(fh))
-    evaluated = sorted((c for c in cands if c["outcome"] == "evaluated"), key=lambda c: int(c["evaluation_number"]))
-    outcomes: dict[str, int] = {}
-    for c in cands:
-        outcomes[c["outcome"]] = outcomes.get(c["outcome"], 0) + 1
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(csv_path, "wt", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(sq.RUN_COLUMNS)
-        for c in evaluated:
-            writer.writerow([c["evaluation_number"], c["trial_number"], c["network"], c["accuracy_pct"],
-                             c["throughput_img_per_s"], c["energy_j_per_img"]])
+    n_cands, n_evaluated, outcomes = sq.keep_evaluations(folder, csv_path)
     meta = {"study": study_name, "budget": budget, "method": method, "seed": seed, "wall_s": round(wall_s, 2),
-            "candidates": len(cands), "evaluations": len(evaluated), "outcomes": outcomes,
+            "candidates": n_cands, "evaluations": n_evaluated, "outcomes": outcomes,
             "stop_reason": summary.stop_reason, "source": "measured wall time; recorded figures"}
     json_path.write_text(json.dumps(meta, indent=1) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
-    return f"b{budget} {method} seed {seed}: {len(evaluated)} evaluations, {len(cands)} candidates, {wall_s:.0f} s"
+    return f"b{budget} {method} seed {seed}: {n_evaluated} evaluations, {n_cands} candidates, {wall_s:.0f} s"
 
 
 def read_points(out: Path, budget: int, method: str, seed: int) -> tuple[np.ndarray, dict[str, Any]] | None:

@@ -240,6 +240,20 @@ def run_one(job: tuple[str, str, int, str, str]) -> str:
     summary = run_search(config_for(study, method, seed, folder, study_profile(study, work)),
                          resume_command="python experiments/search_quality.py")
     wall_s = time.perf_counter() - t0
+    n_cands, n_evaluated, outcomes = keep_evaluations(folder, csv_path)
+    meta = {"study": study_name, "method": method, "seed": seed, "wall_s": round(wall_s, 2),
+            "candidates": n_cands, "evaluations": n_evaluated, "outcomes": outcomes,
+            "stop_reason": summary.stop_reason, "settings": {k: list(v) if isinstance(v, tuple) else v
+                                                             for k, v in METHODS[method].items()}}
+    json_path.write_text(json.dumps(meta, indent=1) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    return f"{study_name} {method} seed {seed}: {n_evaluated} evaluations, {n_cands} candidates, {wall_s:.0f} s"
+
+
+def keep_evaluations(folder: Path, csv_path: Path) -> tuple[int, int, dict[str, int]]:
+    """Write the full evaluations of the run in ``folder`` (its ``candidates.csv``), in order, to
+    ``csv_path`` (`RUN_COLUMNS`); return the candidates, the evaluations and the count of each
+    outcome."""
     with (folder / "candidates.csv").open(newline="") as fh:
         cands = sorted(csv.DictReader(fh), key=lambda r: int(r["trial_number"]))
     evaluated = sorted((c for c in cands if c["outcome"] == "evaluated"), key=lambda c: int(c["evaluation_number"]))
@@ -253,13 +267,7 @@ def run_one(job: tuple[str, str, int, str, str]) -> str:
         for c in evaluated:
             writer.writerow([c["evaluation_number"], c["trial_number"], c["network"], c["accuracy_pct"],
                              c["throughput_img_per_s"], c["energy_j_per_img"]])
-    meta = {"study": study_name, "method": method, "seed": seed, "wall_s": round(wall_s, 2),
-            "candidates": len(cands), "evaluations": len(evaluated), "outcomes": outcomes,
-            "stop_reason": summary.stop_reason, "settings": {k: list(v) if isinstance(v, tuple) else v
-                                                             for k, v in METHODS[method].items()}}
-    json_path.write_text(json.dumps(meta, indent=1) + "\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    return f"{study_name} {method} seed {seed}: {len(evaluated)} evaluations, {len(cands)} candidates, {wall_s:.0f} s"
+    return len(cands), len(evaluated), outcomes
 
 
 def read_run(out: Path, study: str, method: str, seed: int) -> tuple[list[str], np.ndarray, dict[str, Any]] | None:
