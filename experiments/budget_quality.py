@@ -85,7 +85,28 @@ def read_points(out: Path, budget: int, method: str, seed: int) -> tuple[np.ndar
         rows = list(csv.DictReader(fh))
     pts = np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
                     for r in rows], dtype=float).reshape(-1, 3)
-    return pts, json.loads(json_path.read_text())
+    meta = json.loads(json_path.read_text())
+    meta["trials"] = sorted(int(r["trial_number"]) for r in rows)
+    return pts, meta
+
+
+WINDOW_EVALUATIONS = 50
+"""The evaluations of the sliding window in which the worst candidates per evaluation are read."""
+
+
+def candidate_bounds(trials: list[int], window: int = WINDOW_EVALUATIONS) -> tuple[int, float]:
+    """From the trial numbers of a run's full evaluations (each candidate is one trial, numbered
+    from 0): the most candidates one evaluation took (since the one before it), and the most
+    candidates per evaluation over any ``window`` consecutive evaluations (0 when fewer)."""
+    if not trials:
+        return 0, 0.0
+    t = np.asarray(sorted(trials), dtype=float)
+    gaps = np.diff(np.concatenate([[-1.0], t]))
+    if len(t) < window:
+        return int(gaps.max()), 0.0
+    ends = np.concatenate([[-1.0], t])
+    worst = float(np.max((ends[window:] - ends[:-window]) / window))
+    return int(gaps.max()), worst
 
 
 def summarize(out: Path, study_name: str, budgets: list[int], seeds: list[int], work: Path) -> list[dict[str, Any]]:
@@ -119,6 +140,9 @@ def summarize(out: Path, study_name: str, budgets: list[int], seeds: list[int], 
                    "candidates_per_eval_median": round(float(np.median(
                        [m["candidates"] / max(1, m["evaluations"]) for m in meta[method]])), 2),
                    "wall_s_median": round(float(np.median([m["wall_s"] for m in meta[method]])), 1),
+                   "max_candidates_per_evaluation": max(candidate_bounds(m["trials"])[0] for m in meta[method]),
+                   "worst_window_candidates_per_evaluation": round(max(
+                       candidate_bounds(m["trials"])[1] for m in meta[method]), 1),
                    "diff_vs_tpe": "", "diff_vs_tpe_lo": "", "diff_vs_tpe_hi": ""}
             if method != "tpe" and paired:
                 diff = np.array([at[method][s][1] - at["tpe"][s][1] for s in paired])
@@ -136,8 +160,9 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], argv: list[str]) -> Non
              "Deploy quality ratio (1 = the whole subspace's deploy hypervolume), mean over the held-out seeds "
              "with its bootstrap 95 % interval; `default - TPE`: the paired difference at the budget.", "",
              "| dataset | budget | method | seeds | quality after 200 | quality at the budget | default - TPE "
-             "| runs that spent the budget | candidates per evaluation (median) | wall s (median) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| runs that spent the budget | candidates per evaluation (median) | most candidates for one evaluation "
+             f"| worst {WINDOW_EVALUATIONS} evaluations in a row (candidates each) | wall s (median) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         diff = (f"{r['diff_vs_tpe']:+.4f} [{r['diff_vs_tpe_lo']:+.4f}, {r['diff_vs_tpe_hi']:+.4f}]"
                 if r["diff_vs_tpe"] != "" else "-")
@@ -145,6 +170,7 @@ def write_outputs(out: Path, rows: list[dict[str, Any]], argv: list[str]) -> Non
                      f"[{r['quality_at_200_lo']:.4f}, {r['quality_at_200_hi']:.4f}] | {r['quality_at_budget']:.4f} "
                      f"[{r['quality_at_budget_lo']:.4f}, {r['quality_at_budget_hi']:.4f}] | {diff} | "
                      f"{r['full_budget_runs']} of {r['n_seeds']} | {r['candidates_per_eval_median']} | "
+                     f"{r['max_candidates_per_evaluation']} | {r['worst_window_candidates_per_evaluation']} | "
                      f"{r['wall_s_median']} |")
     (out / "README.md").write_text("\n".join(lines) + "\n")
 

@@ -49,3 +49,11 @@ def test_a_tiny_run_writes_both_rivals_and_the_paired_difference(tmp_path):
     again = subprocess.run([sys.executable, str(SCRIPT), "--budgets", "12", "--seeds", "100", "--out", str(out)],
                            capture_output=True, text=True, timeout=900)
     assert again.returncode == 0 and "runs to do" not in again.stdout  # resumed: nothing run twice
+
+
+def test_candidate_bounds_read_the_gaps_between_evaluations(bq):
+    # evaluations at trials 0, 1, 5, 6 (candidates 2-4 were not evaluated)
+    assert bq.candidate_bounds([0, 1, 5, 6], window=2) == (4, 2.5)  # trials 2-5 brought 1: 4; (5-0)/2
+    assert bq.candidate_bounds([0, 1, 2], window=2) == (1, 1.0)
+    assert bq.candidate_bounds([3], window=2) == (4, 0.0)  # fewer evaluations than the window
+    assert bq.candidate_bounds([], window=2) == (0, 0.0)
