@@ -68,6 +68,9 @@ def run_one(job: tuple[str, int, str, int, str, str]) -> str:
     t0 = time.perf_counter()
     summary = run_search(config, resume_command="python experiments/budget_quality.py")
     wall_s = time.perf_counter() - t0
+    if summary.stop_reason == "interrupted":  # a run cut short is not a result: run it again
+        shutil.rmtree(folder, ignore_errors=True)
+        raise KeyboardInterrupt
     n_cands, n_evaluated, outcomes = sq.keep_evaluations(folder, csv_path)
     meta = {"study": study_name, "budget": budget, "method": method, "seed": seed, "wall_s": round(wall_s, 2),
             "candidates": n_cands, "evaluations": n_evaluated, "outcomes": outcomes,

@@ -240,6 +240,9 @@ def run_one(job: tuple[str, str, int, str, str]) -> str:
     summary = run_search(config_for(study, method, seed, folder, study_profile(study, work)),
                          resume_command="python experiments/search_quality.py")
     wall_s = time.perf_counter() - t0
+    if summary.stop_reason == "interrupted":  # a run cut short is not a result: run it again
+        shutil.rmtree(folder, ignore_errors=True)
+        raise KeyboardInterrupt
     n_cands, n_evaluated, outcomes = keep_evaluations(folder, csv_path)
     meta = {"study": study_name, "method": method, "seed": seed, "wall_s": round(wall_s, 2),
             "candidates": n_cands, "evaluations": n_evaluated, "outcomes": outcomes,
