@@ -24,9 +24,7 @@ exist is not run again, so the command resumes.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
-import gzip
 import json
 import multiprocessing
 import shutil
@@ -52,8 +50,8 @@ BOOT_SEED = 20261203
 
 
 def run_files(out: Path, budget: int, method: str, seed: int) -> tuple[Path, Path]:
-    base = out / "runs" / f"b{budget}" / f"{method}_s{seed:03d}"
-    return base.with_suffix(".csv.gz"), base.with_suffix(".json")
+    """The files of one run: `search_quality.run_files` with ``b<budget>`` as the study folder."""
+    return sq.run_files(out, f"b{budget}", method, seed)
 
 
 def run_one(job: tuple[str, int, str, int, str, str]) -> str:
@@ -81,16 +79,14 @@ def run_one(job: tuple[str, int, str, int, str, str]) -> str:
 
 
 def read_points(out: Path, budget: int, method: str, seed: int) -> tuple[np.ndarray, dict[str, Any]] | None:
-    csv_path, json_path = run_files(out, budget, method, seed)
-    if not (csv_path.exists() and json_path.exists()):
+    """A kept run's points and counts (`search_quality.read_rows`), with the trial numbers of its
+    evaluations under ``trials``."""
+    got = sq.read_rows(out, f"b{budget}", method, seed)
+    if got is None:
         return None
-    with gzip.open(csv_path, "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    pts = np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
-                    for r in rows], dtype=float).reshape(-1, 3)
-    meta = json.loads(json_path.read_text())
+    rows, meta = got
     meta["trials"] = sorted(int(r["trial_number"]) for r in rows)
-    return pts, meta
+    return sq.run_points(rows), meta
 
 
 WINDOW_EVALUATIONS = 50

@@ -273,15 +273,29 @@ def keep_evaluations(folder: Path, csv_path: Path) -> tuple[int, int, dict[str, 
     return len(cands), len(evaluated), outcomes
 
 
-def read_run(out: Path, study: str, method: str, seed: int) -> tuple[list[str], np.ndarray, dict[str, Any]] | None:
+def read_rows(out: Path, study: str, method: str, seed: int) -> tuple[list[dict[str, str]], dict[str, Any]] | None:
+    """A kept run's evaluations (`RUN_COLUMNS`, in order) and its counts, or ``None`` when it was
+    not run (`run_files`)."""
     csv_path, json_path = run_files(out, study, method, seed)
     if not json_path.exists() or not csv_path.exists():
         return None
     with gzip.open(csv_path, "rt", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    pts = np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
-                    for r in rows], dtype=float).reshape(-1, 3)
-    return [r["network"] for r in rows], pts, json.loads(json_path.read_text())
+    return rows, json.loads(json_path.read_text())
+
+
+def run_points(rows: Sequence[dict[str, str]]) -> np.ndarray:
+    """The (accuracy, throughput, energy) of a run's evaluations, one row each."""
+    return np.array([[float(r["accuracy_pct"]), float(r["throughput_img_per_s"]), float(r["energy_j_per_img"])]
+                     for r in rows], dtype=float).reshape(-1, 3)
+
+
+def read_run(out: Path, study: str, method: str, seed: int) -> tuple[list[str], np.ndarray, dict[str, Any]] | None:
+    got = read_rows(out, study, method, seed)
+    if got is None:
+        return None
+    rows, meta = got
+    return [r["network"] for r in rows], run_points(rows), meta
 
 
 def run_all(jobs: Sequence[tuple[str, str, int, str, str]], n_procs: int, deadline_s: float | None) -> None:

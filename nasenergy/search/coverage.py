@@ -161,13 +161,11 @@ def network_census(space: SpaceProtocol, network_key: NetworkKeyFn | None = None
     cell), split into those that can learn and those that cannot."""
     key_of = network_key or network_key_fn(space, "as_built")
     depends = getattr(space, "output_depends_on_input", None)
-    learnable: set[str] = set()
-    cannot: set[str] = set()
+    tally = _Tally()
     for arch in space.enumerate():
-        if covers is not None and not covers(arch):
-            continue
-        (learnable if depends is None or depends(arch) else cannot).add(key_of(arch))
-    return NetworkCensus(len(learnable), frozenset(cannot - learnable))
+        if covers is None or covers(arch):
+            tally.add(key_of(arch), depends is None or bool(depends(arch)))
+    return tally.census()
 
 
 def learnable_networks(space: SpaceProtocol, network_key: NetworkKeyFn | None = None,
