@@ -117,14 +117,24 @@ def test_the_shipped_profiles_stay_under_4_mib_in_all():
 def test_the_sss_profile_is_a_seeded_sample_of_deployed_networks_as_the_readme_states():
     space = search_spaces.get_space("sss")
     meter = RecordedMeter(default_profile("sss"), space=space)
-    rows = list(meter.rows())
+    all_rows = list(meter.rows())
+    assert meter.network_form == "deployed"
+    assert len({(r["canonical_arch"], r["input_shape"]) for r in all_rows}) == len(all_rows)  # one row per configuration and input
+    assert {(r["precision"], int(r["batch_size"])) for r in all_rows} == {("fp16", 1024)}
+    assert {r["input_shape"] for r in all_rows} <= {"3x32x32", "3x16x16"}
+    rows = [r for r in all_rows if r["input_shape"] == "3x32x32"]
     configs = {r["canonical_arch"] for r in rows}
-    assert meter.network_form == "deployed" and len(configs) == len(rows)  # one row per configuration
-    assert {(r["precision"], int(r["batch_size"])) for r in rows} == {("fp16", 1024)}
     text = (DEFAULT_PROFILE.parent / "README.md").read_text()
     stated = re.search(r"\*\*SSS coverage: ([\d,]+) of ([\d,]+) configurations \(fp16, batch 1024\)\*\*", text)
     assert stated, "the data README no longer states the SSS profile's coverage"
     assert [int(g.replace(",", "")) for g in stated.groups()] == [len(rows), space.size]
+    # ImageNet16-120's input: the first configurations of the same seeded order, as the README states
+    small = [r for r in all_rows if r["input_shape"] == "3x16x16"]
+    stated = re.search(r"\*\*SSS ImageNet16-120 coverage \(3x16x16\): ([\d,]+) of ([\d,]+) configurations "
+                       r"\(fp16, batch 1024\)\*\*", text)
+    assert stated, "the data README no longer states the SSS profile's 16x16 coverage"
+    assert [int(g.replace(",", "")) for g in stated.groups()] == [len(small), space.size]
+    assert {r["canonical_arch"] for r in small} <= configs
     arch = space.arch_at(int(rows[0]["arch_index"]))
     m = meter.measure_arch(arch, batch_size=1024, precision="fp16")
     assert m.throughput_img_per_s == float(rows[0]["throughput_img_per_s"])

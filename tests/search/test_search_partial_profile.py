@@ -203,3 +203,20 @@ def test_the_main_job_runs_on_the_shipped_sss_profile(tmp_path, capsys):
     assert {r["measure_source"] for r in rows if r["outcome"] == "evaluated"} == {"recorded"}
     report = (tmp_path / "run" / "report.md").read_text()
     assert re.search(r"covers [\d,]+ of 32,768 sss configurations \(each its own network\) at fp16", report)
+
+
+@pytest.mark.parametrize("space, precision", [("tss", "fp16"), ("tss", "fp32"), ("sss", "fp16")])
+def test_imagenet16_searches_without_a_gpu_on_the_shipped_16x16_rows(space, precision, tmp_path, capsys):
+    """``--dataset ImageNet16-120 --budget 10`` replays the 16x16 rows (120-class networks) in both
+    spaces; every evaluated candidate's figures are a 3x16x16 row."""
+    from nasenergy.search import cli
+
+    code = cli.main(["--space", space, "--dataset", "ImageNet16-120", "--precision", precision, "--budget", "10",
+                     "--out", str(tmp_path / "run"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    rows = load_run(tmp_path / "run").rows
+    evaluated = [r for r in rows if r["outcome"] == "evaluated"]
+    assert len(evaluated) == 10
+    assert {r["measure_source"] for r in evaluated} == {"recorded"}
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert re.search(rf"covers [\d,]+ of [\d,]+ {space} .* at {precision}, batch \d+, input 3x16x16", report)
