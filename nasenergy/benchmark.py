@@ -161,7 +161,10 @@ def _cmd_build_embedded(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
     if not shared.is_dir():
         raise UsageError(f"--shared-data: {shared} is not a folder")
     target = Path(args.out).expanduser() if args.out else embedded_dir()
-    built = build_embedded(shared, target, progress=lambda line: out.write(f"  {line}\n"))
+    def say(line: str) -> None:
+        out.write(f"  {line}\n")
+
+    built = build_embedded(shared, target, progress=say)
     total = sum(t.size_bytes for t in built)
     out.write(f"built {len(built)} embedded tables from {shared} in {target} ({_human_bytes(total)})\n")
     return 0

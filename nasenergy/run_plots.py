@@ -181,7 +181,7 @@ def plot_projections(
 
 def _below_floor(rows: Sequence[Mapping[str, Any]], floor: float | None) -> np.ndarray:
     """Which rows' accuracy lies below ``floor`` (none without a floor)."""
-    acc = np.array([float(r.get("accuracy_pct") if r.get("accuracy_pct") is not None else np.nan) for r in rows])
+    acc = np.array([np.nan if r.get("accuracy_pct") is None else float(r["accuracy_pct"]) for r in rows])
     if floor is None or not len(rows):
         return np.zeros(len(rows), dtype=bool)
     return acc < float(floor)

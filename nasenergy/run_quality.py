@@ -37,8 +37,8 @@ def declared_floor(config: Mapping[str, Any]) -> tuple[float | None, str]:
     return floor, "median of the space's deployed networks"
 
 
-def region_of(floor: float, floor_from: str, measured_throughput: Sequence[float],
-              measured_energy: Sequence[float]) -> DeployRegion | None:
+def region_of(floor: float, floor_from: str, measured_throughput: Sequence[float | None],
+              measured_energy: Sequence[float | None]) -> DeployRegion | None:
     """The region with references from the measured figures; ``None`` without any."""
     thr, energy = positive_figures(measured_throughput), positive_figures(measured_energy)
     if len(thr) == 0:

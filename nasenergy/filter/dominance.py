@@ -351,7 +351,7 @@ class DominanceFilter(UtilizationFilter):
             )
         pred, lo, hi = self.predict_accuracy(measurement, features)  # type: ignore[misc]
         opt = optimistic_figures(self.energy_bound, measurement)
-        figures = {
+        figures: dict[str, Any] = {
             "accuracy_predicted": pred,
             "accuracy_lower": lo,
             "accuracy_upper": hi,

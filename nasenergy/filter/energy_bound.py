@@ -31,7 +31,7 @@ class OptimisticFigures(NamedTuple):
     throughput_img_per_s_upper: float
 
 
-EnergyBound = Callable[[Measurement], "OptimisticFigures | tuple[float, float]"]
+EnergyBound = Callable[[Measurement], "OptimisticFigures | tuple[float, float] | float | None"]
 """A callable giving a measurement's optimistic (energy lower, throughput upper) figures."""
 
 DEFAULT_ENERGY_FACTOR = 0.5
@@ -90,7 +90,7 @@ def optimistic_figures(bound: EnergyBound, measurement: Measurement) -> Optimist
     single number: an energy lower bound, the throughput bound then being the measured throughput
     (a clock at or below the default one does not speed a network up). ``None`` energy becomes NaN.
     """
-    out = bound(measurement)
+    out: Any = bound(measurement)  # any object with the two attributes is accepted, not only ours
     if hasattr(out, "energy_j_per_img_lower") and hasattr(out, "throughput_img_per_s_upper"):
         e, t = out.energy_j_per_img_lower, out.throughput_img_per_s_upper
     elif out is None or isinstance(out, (int, float)):

@@ -106,7 +106,7 @@ class Observation:
         return cls(
             measurement=measurement_from_saved(d.get("measurement")),
             accuracy=d["accuracy"],
-            features=features,
+            features=None if features is None else tuple(float(v) for v in features),
             throughput_img_per_s=_opt_float(d.get("throughput_img_per_s")),
             energy_j_per_img=_opt_float(d.get("energy_j_per_img")),
         )

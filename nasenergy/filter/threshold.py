@@ -165,7 +165,7 @@ class ThresholdFilter(UtilizationFilter):
         """Admit when utilization ≥ τ; ``front`` and ``features`` are not used."""
         u = float(measurement.utilization)
         cal = self.calibration
-        base = {"mode": self.mode, "utilization": u, "n_observed": self.n_observed}
+        base: dict[str, Any] = {"mode": self.mode, "utilization": u, "n_observed": self.n_observed}
         if cal is None:
             usable = sum(not math.isnan(o.measurement.utilization) for o in self._observations)
             return Decision(
@@ -173,7 +173,7 @@ class ThresholdFilter(UtilizationFilter):
                 reason=f"cold start: {usable} of {self.min_fit} evaluated candidates needed to calibrate τ; admitted",
                 **base,
             )
-        figures = {
+        figures: dict[str, Any] = {
             "threshold": cal.threshold,
             "expected_recall": cal.recall_empirical,
             "recall_lower_bound": cal.recall_lower_bound,

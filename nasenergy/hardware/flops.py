@@ -57,7 +57,7 @@ def count_model(model: "torch.nn.Module", input_shape: Sequence[int], *,
     if per_model is not None and shape in per_model:
         return per_model[shape]
     net = model if run_on is None else run_on
-    ref = next(iter(net.parameters()), None)
+    ref: torch.Tensor | None = next(iter(net.parameters()), None)
     if ref is None:
         ref = next(iter(net.buffers()), None)
     device = ref.device if ref is not None else torch.device("cpu")

@@ -30,7 +30,7 @@ import io
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 
 from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError, first_line
 from nasenergy.hardware.deployed import with_official_counts
@@ -175,7 +175,7 @@ def check_profile_row(row: Mapping[str, str], where: str) -> None:
             raise UsageError(f"{where}: {name} is {text}, must be a finite number {need}; this is not a usable profile")
 
 
-def _open_text(path: Path, mode: str) -> io.TextIOBase:
+def _open_text(path: Path, mode: str) -> IO[str]:
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", newline="", encoding="utf-8")  # type: ignore[return-value]
     return open(path, mode, newline="", encoding="utf-8")

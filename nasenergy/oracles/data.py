@@ -189,10 +189,10 @@ class BenchmarkData:
             seeds = self.trial_seeds.get(key)
             if seeds is None or seeds.shape != array.shape:
                 raise CorruptBenchmarkError(f"benchmark runs of {'/'.join(key)} have no matching seeds")
-        for key, array in self.train_s.items():
-            check("train", key, array, 1)
-        for key, array in self.eval_s.items():
-            check("eval", key, array, 1)
+        for time_key, times in self.train_s.items():
+            check("train", time_key, times, 1)
+        for time_key, times in self.eval_s.items():
+            check("eval", time_key, times, 1)
         for name, rate in (("training", self.est_train_rate), ("evaluation", self.est_eval_rate)):
             if rate is not None and rate.shape != (n,):
                 raise CorruptBenchmarkError(f"benchmark {name} rate estimates have shape {rate.shape}")

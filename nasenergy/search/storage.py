@@ -205,7 +205,7 @@ def open_optuna_storage(
                    "copy or start a new study)")
         with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
             return JournalStorage(JournalFile(spec.location))
-    engine_kwargs = {"pool_pre_ping": True}
+    engine_kwargs: dict[str, object] = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}
     for attempt in range(attempts):
