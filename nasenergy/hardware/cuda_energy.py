@@ -6,12 +6,12 @@ windows read (`energy_source_of`, `energy_reading_of`), cuts the windows while a
 (`cut_windows`), and turns kept windows into a throughput (`window_throughput`) and energy per
 image (`energy_figures`). torch is imported only inside `nvml_for_cuda_device`.
 
-How windows are cut (`nasenergy.hardware.energy_window`): with ``energy_source="counter"`` the
-network runs continuously while the NVML energy counter is polled, and consecutive windows of at
-least ``energy_window_s`` are cut at counter updates; GPUs without the counter integrate sampled
+How windows are cut: with ``energy_source="counter"`` the network runs continuously while the
+NVML energy counter is polled, and consecutive windows of at least ``energy_window_s`` are cut at
+counter updates (`nasenergy.hardware.energy_window`); GPUs without the counter integrate sampled
 power instead. With ``energy_source="samples"`` a window starts at once and lasts
 ``energy_window_s``, priced by NVML's power-sample buffer (20 ms samples on an H200), which saves
-the wait for counter updates.
+the wait for counter updates (`nasenergy.hardware.sample_windows`).
 """
 
 from __future__ import annotations
@@ -21,18 +21,11 @@ import statistics
 import time
 from typing import Any, Callable, NamedTuple, Sequence
 
-from nasenergy.hardware.energy_window import (
-    CounterSource,
-    EnergySource,
-    EnergyWindow,
-    PowerSampler,
-    Workload,
-    part_throughputs,
-    run_energy_windows,
-    run_sample_windows,
-    steady_throughput,
-    window_energies,
-)
+from nasenergy.hardware.busy_windows import part_throughputs, steady_throughput
+from nasenergy.hardware.energy_window import run_energy_windows
+from nasenergy.hardware.energy_window_types import (CounterSource, EnergySource, EnergyWindow, PowerSampler, Workload,
+                                                    window_energies)
+from nasenergy.hardware.sample_windows import run_sample_windows
 from nasenergy.hardware.meter import RepeatStats, repeat_stats
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError, device_count, load_nvml, open_device
 
@@ -43,7 +36,7 @@ ENERGY_BASES = ("total", "above_idle")
 ENERGY_SOURCE_CHOICES = ("counter", "samples")
 """`CudaMeter` ``energy_source``: ``counter`` cuts windows at updates of NVML's energy counter
 (integrated power readings without one); ``samples`` averages NVML's power-sample buffer over
-windows of any start (`nasenergy.hardware.energy_window.run_sample_windows`), falling back to
+windows of any start (`nasenergy.hardware.sample_windows.run_sample_windows`), falling back to
 ``counter`` on a GPU without the buffer."""
 
 

@@ -16,8 +16,8 @@ How one measurement runs (`CudaMeter.measure`):
    FLOPs per image (`count_model`, cached per model object) and reads the SM clock. With
    ``throughput_from_energy=True`` this phase is skipped and the throughput is taken from the
    energy windows' own passes, each timed by CUDA events (passes that waited for work left out:
-   `nasenergy.hardware.energy_window.steady_throughput`); with one window, its CV is that of
-   ``n_repeats`` contiguous runs of its passes (`nasenergy.hardware.energy_window.part_throughputs`).
+   `nasenergy.hardware.busy_windows.steady_throughput`); with one window, its CV is that of
+   ``n_repeats`` contiguous runs of its passes (`nasenergy.hardware.busy_windows.part_throughputs`).
 4. Energy (unless ``measure_energy=False``): the network runs continuously while ``energy_repeats``
    consecutive energy windows of ``energy_window_s`` are cut, read from NVML's energy counter or
    power-sample buffer (``energy_source``; how: `nasenergy.hardware.cuda_energy`); a run whose
@@ -48,8 +48,9 @@ from nasenergy.hardware.cuda_energy import (ENERGY_BASES, ENERGY_SOURCE_CHOICES,
 from nasenergy.hardware.cuda_formats import (FORMAT_TIE_FRAC, HostCopies, fastest_format, host_copies, memory_formats,
                                              takes_over)
 from nasenergy.hardware.cuda_steps import StreamWorkload, backlog_steps, time_repeats
-from nasenergy.hardware.energy_window import MIN_BUSY_FRAC, EnergySource, EnergyWindow, steady_windows
+from nasenergy.hardware.busy_windows import MIN_BUSY_FRAC, steady_windows
 from nasenergy.hardware.energy_window import idle_power_w as measure_idle_power
+from nasenergy.hardware.energy_window_types import EnergySource, EnergyWindow
 from nasenergy.hardware.flops import count_model
 from nasenergy.hardware.meter import MeterError, check_request, repeat_stats
 from nasenergy.hardware.nvml import NvmlDevice, NvmlError
@@ -85,7 +86,7 @@ class CudaMeter:
             ``energy_source="samples"``, the window's length.
         energy_max_window_s: with ``energy_source="samples"``, let a window whose power swings
             run on up to this long, until its mean power is known within ``energy_target_rel_se``
-            (`nasenergy.hardware.energy_window.run_sample_windows`); ``None``: fixed windows.
+            (`nasenergy.hardware.sample_windows.run_sample_windows`); ``None``: fixed windows.
         energy_target_rel_se: the relative standard error a lengthened window stops at.
         energy_source: ``counter`` or ``samples`` (`ENERGY_SOURCE_CHOICES`); the measurement's
             ``energy_reading`` says what was read.
@@ -97,7 +98,7 @@ class CudaMeter:
         format_tie_frac: a format probed after channels-last is chosen only when faster by more
             than this share (`takes_over`).
         throughput_from_energy: with energy windows, take the throughput from the windows' own
-            passes, each timed by CUDA events (`nasenergy.hardware.energy_window.steady_throughput`),
+            passes, each timed by CUDA events (`nasenergy.hardware.busy_windows.steady_throughput`),
             instead of from ``n_repeats`` timed repeats before them: one continuous run gives both
             figures, and the timed phase's GPU time is saved.
         release_every: give the GPU memory cached by the allocator back to the driver after every
@@ -192,7 +193,7 @@ class CudaMeter:
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_busy_frac: float | None = None
         """The last `measure`'s energy-window throughput over its timed throughput
-        (`nasenergy.hardware.energy_window.busy_fraction`; None without energy windows)."""
+        (`nasenergy.hardware.busy_windows.busy_fraction`; None without energy windows)."""
         self.last_phases_s: dict[str, float] = {}
         """Wall seconds of the last `measure` by phase: ``prepare`` (copies, graph captures, format
         probes; of which ``host``, making the host copies, ``copy``, moving the copies to the GPU,
@@ -203,7 +204,7 @@ class CudaMeter:
         """The energy windows the last `measure` kept (empty without energy)."""
         self.last_window_runs = 0
         """How many runs of energy windows the last `measure` took (more than one: a run that left
-        the device idle was run again, `nasenergy.hardware.energy_window.steady_windows`)."""
+        the device idle was run again, `nasenergy.hardware.busy_windows.steady_windows`)."""
 
     # ----------------------------------------------------------------------------- helpers
     def _energy_source(self) -> EnergySource | None:
