@@ -16,7 +16,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.api import EXPECTED, POINT, optimal_clock_for_observation, saving_band
+from nasenergy.dvfs.clock_choice import EXPECTED, POINT, saving_band
+from nasenergy.dvfs.measurement_clock import optimal_clock_for_observation
 from nasenergy.dvfs.calibration import calibrate
 from nasenergy.dvfs.generic import GpuFacts, generic_params
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.api import EXPECTED, clock_backend, search_clock
+from nasenergy.dvfs.clock_choice import EXPECTED, clock_backend, search_clock
 from nasenergy.dvfs.backends import ModelledBackend
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation, alpha_from_neighbour
 from nasenergy.dvfs.params import GpuDvfsParams
@@ -73,8 +73,8 @@ def model_choice(model: DvfsModel, sweep: Sweep, obs: WorkloadObservation, alpha
                  rmse: float = 0.0, choice: str = EXPECTED,
                  shape_references: Sequence[GpuDvfsParams] | None = None) -> tuple[OptimalClock, ModelledBackend]:
     """The model's clock for a held-out sweep under `choice`, and the backend searched
-    (`nasenergy.dvfs.api.clock_backend`, `nasenergy.dvfs.api.search_clock`); ``expected``
-    averages over `nasenergy.dvfs.api.band_members` with residual `rmse`."""
+    (`nasenergy.dvfs.clock_choice.clock_backend`, `nasenergy.dvfs.clock_choice.search_clock`); ``expected``
+    averages over `nasenergy.dvfs.clock_choice.band_members` with residual `rmse`."""
     backend = clock_backend(model, obs, alpha=alpha, clocks_mhz=sweep.clocks_mhz, choice=choice,
                             shape_references=shape_references, rmse=rmse)
     return search_clock(backend, sweep.point(sweep.default_clock_mhz, "measured")), backend

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from nasenergy.dvfs.api import EXPECTED, POINT
+from nasenergy.dvfs.clock_choice import EXPECTED, POINT
 from nasenergy.dvfs.backends import RecordedBackend
 from nasenergy.dvfs.calibration import calibrate, fit_alpha, sweep_features
 from nasenergy.dvfs.clock_search import exhaustive_search, find_optimal_clock
