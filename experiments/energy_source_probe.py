@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from nasenergy._cli import OneLineParser, run_main
-from nasenergy.hardware.cuda_meter import CudaMeter, _StreamWorkload, backlog_steps
+from nasenergy.hardware.cuda_meter import CudaMeter
+from nasenergy.hardware.cuda_steps import StreamWorkload, backlog_steps, make_step, time_repeats
 from nasenergy.hardware.energy_window import CounterSource, PowerSampler, run_energy_windows, run_sample_windows
 from nasenergy.hardware.nvml import open_device
 from profile_tss_space import class_order, prepare
@@ -192,9 +193,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 net = prep.copies["fp16"].take(True).to("cuda")
                 x = torch.randn((1024, 3, 32, 32), device="cuda", dtype=torch.float16).contiguous(
                     memory_format=torch.channels_last)
-                step, keep = meter._make_step(net, x)
-                (one_s,) = meter._time_repeats(step, 1, 1)
-                work = _StreamWorkload(step, 1024, backlog_steps(one_s))
+                step, keep = make_step(net, x, meter.device, meter.cuda_graphs)
+                (one_s,) = time_repeats(step, 1, 1)
+                work = StreamWorkload(step, 1024, backlog_steps(one_s))
                 if p == 0 and not rows:
                     info["periods"] = probe_periods(pynvml, handle, work, 1.5)
                 plans = [("reference", CounterSource(counter), 1, args.reference_s),
@@ -256,11 +257,11 @@ def cmd_step(args: argparse.Namespace) -> int:
             net = prepare(space, arch, [("fp16", 1024, True)]).copies["fp16"].take(True).to("cuda")
             x = torch.randn((1024, 3, 32, 32), device="cuda", dtype=torch.float16).contiguous(
                 memory_format=torch.channels_last)
-            step, keep = meter._make_step(net, x)
-            (one_s,) = meter._time_repeats(step, 1, 1)
+            step, keep = make_step(net, x, meter.device, meter.cuda_graphs)
+            (one_s,) = time_repeats(step, 1, 1)
             torch.cuda.synchronize()
             time.sleep(args.idle_s)
-            work = _StreamWorkload(step, 1024, backlog_steps(one_s))
+            work = StreamWorkload(step, 1024, backlog_steps(one_s))
             start = time.time()
             while time.time() - start < args.load_s:
                 work.keep_busy()

@@ -6,7 +6,7 @@ of candidates (and with screening). Two settings, chosen with ``--meter-setting`
 * ``fast`` (the search's default): one energy window of at least 0.28 s (three updates of an H200's
   100-ms energy counter) started at the first counter update, with no warm-up of its own; the
   throughput comes from the same window's passes, each timed by CUDA events
-  (`nasenergy.hardware.energy_window.steady_throughput`), so there is no separate timed phase; the
+  (`nasenergy.hardware.busy_windows.steady_throughput`), so there is no separate timed phase; the
   FLOPs and parameters of a deployed network come from the space's analytic count
   (`nasenergy.hardware.deployed.deployed_count`), equal to PyTorch's count.
 * ``full`` (the search's earlier default, `CudaMeter`'s own defaults): five timed throughput

@@ -138,8 +138,8 @@ def measurement_from_row(row: Mapping[str, str]) -> Measurement:
 
 def row_busy_fraction(row: Mapping[str, str]) -> float | None:
     """A row's energy-window throughput (mean power / energy per image, rows of total energy) over
-    its timed throughput (`nasenergy.hardware.energy_window.busy_fraction`): below
-    `nasenergy.hardware.energy_window.MIN_BUSY_FRAC` the GPU idled inside the window. ``None``
+    its timed throughput (`nasenergy.hardware.busy_windows.busy_fraction`): below
+    `nasenergy.hardware.busy_windows.MIN_BUSY_FRAC` the GPU idled inside the window. ``None``
     when the row cannot say."""
     try:
         if row.get("energy_basis") != "total":

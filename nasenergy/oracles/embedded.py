@@ -31,7 +31,8 @@ from nasenergy.oracles.embedded_sources import MANIFEST, SOURCE_BY_FILE, tables_
 from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, CorruptBenchmarkError
 from nasenergy.oracles.evaluation import MetricSpec, Metrics, default_metrics
 from nasenergy.oracles.lookup import BenchmarkOracle
-from nasenergy.oracles.tables import _read_csv, _floats, read_table_files
+from nasenergy.oracles.table_csv import float_column, read_csv
+from nasenergy.oracles.tables import read_table_files
 
 EMBEDDED_LABEL = "nasenergy/data/benchmarks"
 
@@ -68,15 +69,15 @@ def _manifest(folder: Path) -> dict[str, Any]:
 
 
 def _read_rates(path: Path, size: int) -> tuple[np.ndarray, np.ndarray]:
-    header, rows = _read_csv(path)
+    header, rows = read_csv(path)
     col = {name: i for i, name in enumerate(header)}
     needed = ("arch_index", "train_rate_s_per_img", "eval_rate_s_per_img")
     if any(name not in col for name in needed):
         raise CorruptBenchmarkError(f"cost model {path} lacks one of the columns {', '.join(needed)}")
-    index = _floats(path, "arch_index", [r[col["arch_index"]] for r in rows])
+    index = float_column(path, "arch_index", [r[col["arch_index"]] for r in rows])
     if not np.array_equal(index, np.arange(size)):
         raise CorruptBenchmarkError(f"cost model {path} does not list architectures 0..{size - 1} in order")
-    return tuple(_floats(path, name, [r[col[name]] for r in rows]) for name in needed[1:])  # type: ignore[return-value]
+    return tuple(float_column(path, name, [r[col[name]] for r in rows]) for name in needed[1:])  # type: ignore[return-value]
 
 
 def load_embedded(space_name: str, directory: str | Path | None = None) -> BenchmarkData:
