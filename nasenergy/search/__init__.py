@@ -1,8 +1,10 @@
 """The multi-objective architecture search: ``python -m nasenergy.search`` and `run_search`.
 
 Modules: `config` (settings and validation), `cli` (the command line), `runner` (one command's
-share of a study), `pipeline` (a worker's loop over candidates), `claims` (the exact budget across
-workers), `storage` (journal file or shared database), `db_retry` (riding out database outages) and
+share of a study), `worker_processes` (running its workers) and `run_outputs` (the files it
+leaves), `pipeline` (a worker's loop over candidates; its steps in `worker_context`,
+`candidate_step`, `screening_pool`, `claim_step`, `evaluation_step`, `budget_keeping`,
+`exhaustion` and `stall`), `claims` (the exact budget across workers), `storage` (journal file or shared database), `db_retry` (riding out database outages) and
 `journal` (the journal file), `study` (the Optuna study, samplers, start-up repairs), `run_files`
 and `trial_record` (what a run leaves behind), `objectives` (the objectives and the hypervolume
 convention), `coverage` (a partial recorded profile), `credentials` (storage passwords, masked

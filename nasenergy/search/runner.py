@@ -13,76 +13,59 @@ that gives up hands its claims over at once (best effort) and exits with status 
 trials no live worker will finish are closed, so a finished study shows none running. The
 outcome decides the status: a study whose budget is spent ends ``budget`` even when one of
 several worker processes died.
+
+The workers themselves run in `nasenergy.search.worker_processes`; the files are written by
+`nasenergy.search.run_outputs`.
 """
 
 from __future__ import annotations
 
-import logging
-import multiprocessing
-import os
-import signal
 import sys
-import threading
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
-
-from nasenergy.errors import NasEnergyError
-from nasenergy.hardware.registry import AUTO, METERS
-from nasenergy.run_plots import draw_run
-from nasenergy.report import render_report
-from nasenergy.search import run_files
-from nasenergy.search import outcomes as oc
-from nasenergy.search import trial_record as tr
-from nasenergy.search.board_step import BOARDS_ATTR, boards_of_run, calibrate_run, normalising
-from nasenergy.search.claims import ClaimStore, Heartbeat
 from nasenergy.run_quality import declared_floor
-from nasenergy.search.components import Components, ComponentsFactory, build_components, check_budget
+from nasenergy.search import run_files
+from nasenergy.search import trial_record as tr
+from nasenergy.search.board_step import BOARDS_ATTR, boards_of_run, calibrate_run
+from nasenergy.search.claims import ClaimStore
+from nasenergy.search.components import ComponentsFactory, build_components, check_budget
 from nasenergy.search.config import SearchConfig, check_run_folder
-from nasenergy.search.coverage import candidate_cap
 from nasenergy.search.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.db_retry import DbRetry
-from nasenergy.search.dashboard import dashboard_hint
-from nasenergy.search.env_info import collect_env, gpu_info, shell_command
-from nasenergy.search.exit_codes import EXIT_DATABASE
+from nasenergy.search.env_info import shell_command
 from nasenergy.search.locks import RunFolderLock
 from nasenergy.search.metric_check import check_search_metric
 from nasenergy.search.objectives import objectives_for
-from nasenergy.search.pipeline import Worker, WorkerResult, is_stalled, stall_cause
 from nasenergy.search.progress import Progress
+from nasenergy.search.rescue import candidates_after, rescue_of
+from nasenergy.search.run_outputs import write_outputs
+from nasenergy.search.stall import is_stalled, stall_cause
 from nasenergy.search.storage import (
-    StorageSpec,
     check_reachable,
     clear_stale_journal_lock,
     open_optuna_storage,
     resolve_storage,
 )
-from nasenergy.search.filter_yield import YIELD_TEXT
-from nasenergy.search.redirect import REDIRECTED_FROM
-from nasenergy.search.rescue import RESCUE_ATTR, candidates_after, rescue_of
 from nasenergy.search.study import (
-    proposed_trials,
     WORKER_ATTR_PREFIX,
     TrialAccess,
     close_abandoned_trials,
     create_or_load_study,
-    load_worker_study,
+    proposed_trials,
     reconcile_claims,
 )
-from nasenergy.search.trial_record import row_from_trial
+from nasenergy.search.worker_processes import pinned_gpus, reason_of_exits, run_here, run_processes, run_worker
 
 if TYPE_CHECKING:
     import optuna
     from optuna.trial import FrozenTrial
 
-    from nasenergy.search.pipeline import StopEvent
-
-logger = logging.getLogger(__name__)
+# `run_worker` and `reason_of_exits` live in `nasenergy.search.worker_processes`, `write_outputs` in
+# `nasenergy.search.run_outputs`; they stay importable from here
+__all__ = ["RunSummary", "reason_of_exits", "run_search", "run_worker", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +88,7 @@ class RunSummary:
         resume_command: the command that continues the run.
         dashboard_command: the command that opens the study in optuna-dashboard.
         stall_cause: for a ``stalled`` study, what its last candidates were and what to change
-            (`nasenergy.search.pipeline.stall_cause`); else empty.
+            (`nasenergy.search.stall.stall_cause`); else empty.
         rescue: where the study's budget rescue began (`nasenergy.search.rescue.rescue_of`), or
             ``None`` (none began, or ``--budget-rescue off``).
     """
@@ -163,7 +146,7 @@ def run_search(
         check_search_metric(components.oracle, config.dataset)
     # Several GPUs: measure the reference networks on each first (refused here, before any storage
     # is touched, under --boards refuse).
-    boards = None if components is not None else calibrate_run(config, boards_of_run(config, _pinned_gpus(config)))
+    boards = None if components is not None else calibrate_run(config, boards_of_run(config, pinned_gpus(config)))
     exclusive = spec.kind == "journal"
     private = has_password(config.storage)
     if private:
@@ -194,9 +177,9 @@ def run_search(
                                 floor=declared_floor(config.public_dict()))
             try:
                 if components is not None:
-                    reason = _run_here(config, spec, components, progress, retry)
+                    reason = run_here(config, spec, components, progress, retry)
                 else:
-                    reason = _run_processes(config, spec, components_factory, progress, boards)
+                    reason = run_processes(config, spec, components_factory, progress, boards)
             finally:
                 progress.close()
             if reason != "interrupted":
@@ -246,218 +229,3 @@ def _short_reason(study: optuna.Study, trials: list[FrozenTrial], patience: int,
     if caps and len(trials) >= min(caps):
         return "max_candidates"
     return "stalled" if is_stalled(trials, patience, after_trial) else "exhausted"
-
-
-# ------------------------------------------------------------------------------------- workers
-
-
-def run_worker(
-    config: SearchConfig,
-    spec: StorageSpec,
-    components: Components,
-    *,
-    stop: StopEvent,
-    on_candidate: Callable[[str], None] | None = None,
-    parent_pid: int | None = None,
-    retry: DbRetry | None = None,
-) -> WorkerResult:
-    """One worker's life: register, heartbeat, work, retire.
-
-    Raises:
-        DatabaseUnavailableError: the database stayed unreachable for longer than
-            ``--db-retry-s``; the worker's lease is ended first (best effort), so other workers
-            adopt its claim at once.
-    """
-    retry = retry or DbRetry(config.db_retry_s, what=f"the database {spec.display}")
-    storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
-    claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
-    try:
-        rank = claims.register_worker()
-        study = load_worker_study(config, storage, rank=rank)
-        study.set_user_attr(
-            WORKER_ATTR_PREFIX + claims.worker_id,
-            {
-                "rank": rank,
-                "seed": config.seed + rank,
-                "pid": os.getpid(),
-                "parts": components.describe,
-                "coverage": components.coverage.to_dict() if components.coverage else None,
-                "candidate_cap": candidate_cap(config, components.coverage),
-                "patience": config.patience,
-            },
-        )
-        with Heartbeat(claims):
-            worker = Worker(
-                config, study, storage, components, claims, stop=stop, on_candidate=on_candidate, parent_pid=parent_pid
-            )
-            return worker.run()
-    finally:
-        try:
-            claims.retire_worker()  # ends the lease: a claim left running is adopted at once
-        except (NasEnergyError, sa.exc.SQLAlchemyError):
-            pass  # the database is gone: the lease runs out by itself
-        claims.close()
-
-
-def _run_here(
-    config: SearchConfig, spec: StorageSpec, components: Components, progress: Progress, retry: DbRetry
-) -> str:
-    stop = threading.Event()
-    with _interrupts(stop):
-        try:
-            result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh, retry=retry)
-        except KeyboardInterrupt:
-            return "interrupted"
-    return "interrupted" if stop.is_set() else result.reason
-
-
-def _visible_gpus() -> list[str]:
-    """GPU ids workers may be pinned to: ``CUDA_VISIBLE_DEVICES``, else NVML's count."""
-    env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        return [g for g in env.split(",") if g.strip()]
-
-    return [str(i) for i in range(len(gpu_info()["gpus"]))]
-
-
-def _pinned_gpus(config: SearchConfig) -> list[str]:
-    """The GPUs worker processes are pinned to (worker k: entry k modulo their number): the visible
-    GPUs for ``--hardware auto`` and a meter that measures on GPUs (`MeterKind.uses_gpu`); empty: none."""
-    return _visible_gpus() if config.hardware == AUTO or METERS.get(config.hardware).uses_gpu else []
-
-
-def _run_processes(config: SearchConfig, spec: StorageSpec, factory: ComponentsFactory, progress: Progress,
-                   boards: dict[str, Any] | None = None) -> str:
-    ctx = multiprocessing.get_context("spawn")
-    stop = ctx.Event()
-    gpus = _pinned_gpus(config)
-    procs = [
-        ctx.Process(
-            target=_worker_process,
-            args=(config.to_dict(), spec, factory, stop, gpus[k % len(gpus)] if gpus else None, os.getpid(), boards),
-            name=f"nasenergy-worker-{k}",
-        )
-        for k in range(config.workers)
-    ]
-
-    def hard_stop() -> None:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()  # SIGTERM: the worker gives back its claim and exits
-
-    interrupted = False
-    with _interrupts(stop):
-        for p in procs:
-            p.start()
-        try:
-            while any(p.is_alive() for p in procs):
-                for p in procs:
-                    p.join(timeout=0.2)
-                progress.refresh()
-        except KeyboardInterrupt:
-            interrupted = True
-            hard_stop()
-            for p in procs:
-                p.join()
-    if interrupted or stop.is_set():
-        return "interrupted"
-    return reason_of_exits([p.exitcode for p in procs])
-
-
-def reason_of_exits(exit_codes: list[int | None]) -> str:
-    """The stop reason of worker processes that ended with ``exit_codes`` (before the study's
-    counts are read: a study whose budget is spent ends ``budget`` whatever these say).
-
-    ``budget`` when every process succeeded, ``database`` when one gave up on the database,
-    else ``worker_failed``.
-    """
-    failed = [c for c in exit_codes if c not in (0, None)]
-    if not failed:
-        return "budget"
-    return "database" if EXIT_DATABASE in failed else "worker_failed"
-
-
-def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFactory, stop: StopEvent, gpu: str | None, parent_pid: int,
-                    boards: dict[str, Any] | None = None) -> None:
-    """Entry point of a worker process (spawned): exit status 0, 1 or 2 like the command; `boards`:
-    the run's board calibration (its measurements are normalised where it says so)."""
-    if gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent coordinates Ctrl-C through `stop`
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    config = SearchConfig.from_dict({**config_dict, "workers": 1, "quiet": True})
-    lock = RunFolderLock(config.out_dir)
-    lock.acquire_shared()
-    try:
-        run_worker(config, spec, normalising(factory(config), boards), stop=stop, parent_pid=parent_pid)
-    except NasEnergyError as exc:
-        logger.error("error: %s", mask_text(str(exc), secrets=[password_of(config.storage)]))
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    finally:
-        lock.release()
-
-
-def _raise_interrupt(*_: Any) -> None:
-    raise KeyboardInterrupt
-
-
-@contextmanager
-def _interrupts(stop: StopEvent) -> Iterator[None]:
-    """First Ctrl-C: stop after the current candidate. Second Ctrl-C (or SIGTERM): stop now."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_sigint(*_: Any) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        logger.warning("\nstopping after the current candidate (Ctrl-C again to stop at once)")
-
-    previous = signal.signal(signal.SIGINT, on_sigint), signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous[0])
-        signal.signal(signal.SIGTERM, previous[1])
-
-
-# ------------------------------------------------------------------------------------- outputs
-
-
-def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, resume_command: str,
-                  stop_reason: str | None = None) -> list[Path]:
-    """Rebuild every file of the run folder from the study; returns the files written.
-
-    `stop_reason` (a `RunSummary.stop_reason`) is kept in ``env.json`` and shown in the report."""
-    out = config.out_dir
-    private = has_password(config.storage)
-    secrets = [password_of(config.storage)]
-    objectives = objectives_for(config.objectives)
-    proposed = proposed_trials(study)
-    rows = [row_from_trial(t) for t in proposed]
-    run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
-    workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
-    env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
-                      secrets=secrets)
-    if stop_reason is not None:
-        env["stop_reason"] = stop_reason
-    if study.user_attrs.get(BOARDS_ATTR):
-        env["boards"] = study.user_attrs[BOARDS_ATTR]
-    rescue = rescue_of(study.user_attrs)
-    if rescue is not None:  # where it began, and what it did (counted over the whole study)
-        env[RESCUE_ATTR] = {**rescue, "redirected": sum(1 for t in proposed if REDIRECTED_FROM in t.user_attrs),
-                            "yielded": sum(1 for r in rows if r.get("outcome") == oc.EVALUATED
-                                           and YIELD_TEXT in str(r.get("filter_reason") or ""))}
-    run_files.write_json(out / run_files.ENV_JSON, env, private=private)
-    record = run_files.RunRecord(out, config.public_dict(), rows, env)
-    report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),
-                           dashboard_command=dashboard_hint(spec.dashboard_command()))
-    run_files.write_text_atomic(out / run_files.REPORT_MD, report, private=private)
-    names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
-    plots = draw_run(record)
-    if private:
-        make_private(out, plots)
-    return [out / n for n in names] + plots

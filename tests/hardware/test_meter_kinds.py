@@ -12,7 +12,7 @@ from nasenergy import profile
 from nasenergy.hardware.meter_settings import get_setting
 from nasenergy.hardware.registry import METERS, MeterKind, register_meter
 from nasenergy.proxies.features import provider_for_hardware
-from nasenergy.search import board_step, filter_features, runner
+from nasenergy.search import board_step, filter_features, worker_processes
 from nasenergy.search.components import meter_options
 from nasenergy.search.config import SearchConfig
 from nasenergy.testing import FakeMeter
@@ -52,9 +52,9 @@ def test_a_registered_gpu_meter_takes_the_profile_commands_cuda_options(toy_kind
 def test_workers_of_a_registered_gpu_meter_are_pinned_to_the_visible_gpus(toy_kinds, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     for hardware in (GPU_KIND, "cuda", "auto"):
-        assert runner._pinned_gpus(SearchConfig(hardware=hardware, workers=2)) == ["0", "1"], hardware
+        assert worker_processes.pinned_gpus(SearchConfig(hardware=hardware, workers=2)) == ["0", "1"], hardware
     for hardware in (HOST_KIND, "cpu", "recorded"):
-        assert runner._pinned_gpus(SearchConfig(hardware=hardware, workers=2)) == [], hardware
+        assert worker_processes.pinned_gpus(SearchConfig(hardware=hardware, workers=2)) == [], hardware
 
 
 def test_a_run_of_several_workers_on_a_registered_gpu_meter_has_boards(toy_kinds):

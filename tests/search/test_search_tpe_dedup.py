@@ -235,9 +235,10 @@ def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -
 
     with_hook, candidates = duplicates("dedup")
     monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
-    import nasenergy.search.pipeline as pipeline
+    import nasenergy.search.worker_context as worker_context  # where the worker calls it
 
-    monkeypatch.setattr(pipeline, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
+    monkeypatch.setattr(worker_context, "watch_seen_networks",
+                        lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
     without_hook, stock_candidates = duplicates("stock")
     assert without_hook >= 10
     assert with_hook < without_hook / 2
