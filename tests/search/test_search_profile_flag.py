@@ -147,6 +147,15 @@ def test_help_states_what_the_shipped_profiles_cover():
     sss = get_space("sss")
     sss_meter = RecordedMeter(default_profile("sss"), space=sss)
     assert sss_meter.network_form == "deployed" and "sss NVIDIA H200, deployed networks:" in text
-    assert [(p, b) for p, b, _ in sss_meter.settings] == [("fp16", 1024)]
+    assert sorted({(p, b) for p, b, _ in sss_meter.settings}) == [("fp16", 1024)]
+    # ImageNet16-120's input (3x16x16): recorded in parts, the help states how far
+    n_tss16 = {p: len({space.deployed_key(r["canonical_arch"]) for r in meter.rows()
+                       if r["input_shape"] == "3x16x16" and r["precision"] == p}) for p in ("fp16", "fp32")}
+    assert n_tss16["fp16"] == n_tss16["fp32"]
+    n_classes = len(list(space.deployed_classes()))
+    assert (f"(ImageNet16-120's 3x16x16 input: {n_tss16['fp16']:,} of {n_classes:,} deployed networks so far, "
+            "both settings)") in text
+    n_sss16 = sum(1 for r in sss_meter.rows() if r["input_shape"] == "3x16x16")
+    assert f"ImageNet16-120's 3x16x16 input: the first {n_sss16:,} of them)" in text
     cov = profile_coverage(sss_meter, sss, SearchConfig(space="sss", hardware="recorded"))
     assert f"fp16 batch 1024 {cov.covered_cells:,} of {sss.size:,} configurations" in text
