@@ -1,14 +1,10 @@
-"""Pareto dominance, non-dominated sets and exact hypervolume for a few objectives.
+"""The Pareto front kept up to date as points arrive (`ParetoFront`), and reading objective
+points from rows.
 
-Every objective has a sense, ``"maximize"`` or ``"minimize"``. Internally all points are turned
-into a minimisation problem by negating the maximised objectives, so one set of rules holds
-everywhere:
-
-* ``a`` dominates ``b`` when ``a`` is at least as good as ``b`` in every objective and strictly
-  better in at least one. Equal points do not dominate each other, so ties all stay on a front.
-* NaN: a point with NaN in any objective is never on a front and never dominates anything, and
-  nothing dominates it (comparisons with an unknown figure are undecided). `non_dominated_mask`
-  marks such rows ``False``; `hypervolume` ignores them; `ParetoFront.add` raises `ParetoError`.
+Dominance and non-dominated sets live in `nasenergy.pareto_dominance`, the hypervolume in
+`nasenergy.pareto_volume`; their public names are re-exported here, so ``nasenergy.pareto`` stays
+the one import for the Pareto utilities. The rules (senses, ties, NaN) are
+`nasenergy.pareto_dominance`'s.
 
 Example:
     >>> front = ParetoFront(NAS_OBJECTIVES)
@@ -18,225 +14,44 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from nasenergy.errors import UsageError
-from nasenergy.objectives import OBJECTIVES, SearchObjective
+from nasenergy.objectives import SearchObjective
+from nasenergy.pareto_dominance import (
+    ACCURACY,
+    ENERGY,
+    NAS_OBJECTIVES,
+    SENSES,
+    THROUGHPUT,
+    Objective,
+    ParetoError,
+    Sense,
+    SensesLike,
+    _as_matrix,
+    _as_vector,
+    _signs,
+    dominates,
+    dominating_index,
+    is_dominated_by_front,
+    non_dominated_mask,
+    senses_of,
+    to_minimization,
+)
+from nasenergy.pareto_volume import (
+    SEARCH_HV_REFERENCE,
+    _require_search_objectives,
+    hypervolume,
+    search_hypervolume,
+)
 
-Sense = Literal["maximize", "minimize"]
-SENSES: tuple[str, ...] = ("maximize", "minimize")
-
-
-class ParetoError(UsageError, ValueError):
-    """Bad objectives, senses or point shapes given to the Pareto utilities."""
-
-
-@dataclass(frozen=True)
-class Objective:
-    """One objective of a multi-objective problem.
-
-    Attributes:
-        name: the figure's name, with its unit (e.g. ``"energy_j_per_img"``).
-        sense: ``"maximize"`` or ``"minimize"``.
-    """
-
-    name: str
-    sense: str
-
-    def __post_init__(self) -> None:
-        if self.sense not in SENSES:
-            raise ParetoError(f"objective {self.name!r}: sense must be one of {SENSES}, got {self.sense!r}")
-
-
-NAS_OBJECTIVES: tuple[Objective, ...] = tuple(Objective(o.column, o.sense) for o in OBJECTIVES.values())
-"""The objectives of nasenergy's search (`nasenergy.objectives.OBJECTIVES`) by column, in this order everywhere."""
-ACCURACY, THROUGHPUT, ENERGY = NAS_OBJECTIVES
-
-SensesLike = Sequence[str] | Sequence[Objective] | Sequence[SearchObjective]
-
-
-def senses_of(senses: SensesLike) -> tuple[str, ...]:
-    """The senses as a tuple of strings, validated.
-
-    Args:
-        senses: strings ``"maximize"``/``"minimize"``, `Objective` objects or the search's
-            `nasenergy.objectives.SearchObjective` objects.
-
-    Raises:
-        ParetoError: an unknown sense or an empty list.
-    """
-    out = tuple(s.sense if isinstance(s, (Objective, SearchObjective)) else s for s in senses)
-    if not out:
-        raise ParetoError("at least one objective is needed")
-    bad = [s for s in out if s not in SENSES]
-    if bad:
-        raise ParetoError(f"senses must be 'maximize' or 'minimize', got {bad[0]!r}")
-    return out
-
-
-def _signs(senses: SensesLike) -> np.ndarray:
-    """+1 for minimised, -1 for maximised objectives: ``points * signs`` is a minimisation problem."""
-    return np.array([1.0 if s == "minimize" else -1.0 for s in senses_of(senses)])
-
-
-def _as_matrix(points: Iterable[Sequence[float]] | np.ndarray, n_obj: int, what: str = "points") -> np.ndarray:
-    arr = np.asarray(points if isinstance(points, np.ndarray) else list(points), dtype=float)
-    if arr.size == 0:
-        return np.empty((0, n_obj))
-    if arr.ndim != 2 or arr.shape[1] != n_obj:
-        raise ParetoError(f"{what} must have shape (n, {n_obj}), got {arr.shape}")
-    return arr
-
-
-def _as_vector(point: Sequence[float] | np.ndarray, n_obj: int, what: str = "point") -> np.ndarray:
-    arr = np.asarray(point, dtype=float)
-    if arr.shape != (n_obj,):
-        raise ParetoError(f"{what} must have {n_obj} objectives, got shape {arr.shape}")
-    return arr
-
-
-def to_minimization(points: np.ndarray | Sequence[Sequence[float]], senses: SensesLike) -> np.ndarray:
-    """The points with maximised objectives negated, so that smaller is better everywhere."""
-    signs = _signs(senses)
-    return _as_matrix(points, len(signs)) * signs
-
-
-def dominates(a: Sequence[float], b: Sequence[float], senses: SensesLike) -> bool:
-    """Whether ``a`` Pareto-dominates ``b``.
-
-    Args:
-        a: one point, one figure per objective.
-        b: another point of the same length.
-        senses: the objectives' senses.
-
-    Returns:
-        ``True`` when ``a`` is no worse than ``b`` everywhere and strictly better somewhere;
-        ``False`` for equal points and whenever either point has a NaN.
-    """
-    signs = _signs(senses)
-    x = _as_vector(a, len(signs), "a") * signs
-    y = _as_vector(b, len(signs), "b") * signs
-    if np.isnan(x).any() or np.isnan(y).any():
-        return False
-    return bool(np.all(x <= y) and np.any(x < y))
-
-
-def _dominator_matrix_row(front_min: np.ndarray, p_min: np.ndarray) -> np.ndarray:
-    """Boolean per front row: does that row dominate ``p_min`` (both already minimisation)?"""
-    return np.all(front_min <= p_min, axis=1) & np.any(front_min < p_min, axis=1)
-
-
-def non_dominated_mask(points: np.ndarray | Sequence[Sequence[float]], senses: SensesLike) -> np.ndarray:
-    """Which points are on the Pareto front of the set.
-
-    O(n²) comparisons, vectorised in blocks; fine for thousands of points.
-
-    Args:
-        points: shape ``(n, n_objectives)``.
-        senses: the objectives' senses.
-
-    Returns:
-        A boolean array of length ``n``: ``True`` for points no other point dominates. Equal
-        points are all kept; rows with NaN are ``False`` and dominate nothing.
-    """
-    pts = to_minimization(points, senses)
-    valid = ~np.isnan(pts).any(axis=1)
-    mask = valid.copy()
-    vp = pts[valid]
-    if len(vp) == 0:
-        return mask
-    idx = np.flatnonzero(valid)
-    block = max(1, 2_000_000 // max(1, len(vp) * pts.shape[1]))
-    for start in range(0, len(vp), block):
-        chunk = vp[start : start + block]  # candidates to test
-        le = np.all(vp[None, :, :] <= chunk[:, None, :], axis=2)
-        lt = np.any(vp[None, :, :] < chunk[:, None, :], axis=2)
-        dominated = np.any(le & lt, axis=1)
-        mask[idx[start : start + block]] = ~dominated
-    return mask
-
-
-def dominating_index(
-    point: Sequence[float], front: np.ndarray | Sequence[Sequence[float]], senses: SensesLike
-) -> int | None:
-    """The row of ``front`` that dominates ``point``, or ``None``.
-
-    When several rows dominate, the first one is returned. A point with NaN is dominated by
-    nothing; front rows with NaN dominate nothing.
-    """
-    signs = _signs(senses)
-    p = _as_vector(point, len(signs)) * signs
-    f = _as_matrix(front, len(signs), "front") * signs
-    if len(f) == 0 or np.isnan(p).any():
-        return None
-    hits = np.flatnonzero(_dominator_matrix_row(f, p) & ~np.isnan(f).any(axis=1))
-    return int(hits[0]) if len(hits) else None
-
-
-def is_dominated_by_front(
-    point: Sequence[float], front: np.ndarray | Sequence[Sequence[float]], senses: SensesLike
-) -> bool:
-    """Whether any row of ``front`` dominates ``point`` (``False`` for an empty front or NaN)."""
-    return dominating_index(point, front, senses) is not None
-
-
-def _hv2_min(pts: np.ndarray, ref: np.ndarray) -> float:
-    """Area dominated by 2-D minimisation points (all strictly better than ``ref``)."""
-    if len(pts) == 0:
-        return 0.0
-    order = np.lexsort((pts[:, 1], pts[:, 0]))
-    x = pts[order, 0]
-    y_best = np.minimum.accumulate(pts[order, 1])
-    widths = np.diff(np.append(x, ref[0]))
-    return float(np.sum(widths * (ref[1] - y_best)))
-
-
-def hypervolume(
-    points: np.ndarray | Sequence[Sequence[float]],
-    reference: Sequence[float],
-    senses: SensesLike,
-) -> float:
-    """The exact hypervolume dominated by ``points`` and bounded by ``reference``.
-
-    Exact for 1, 2 and 3 objectives (a sweep in 2-D; slicing along the third objective in 3-D).
-    Maximised objectives are negated first, so ``reference`` is given in the original units and
-    senses (for a maximised objective it is a lower bound, for a minimised one an upper bound).
-    Points that are not strictly better than the reference in every objective add nothing; rows
-    with NaN are ignored. The result is in the product of the objectives' units.
-
-    Raises:
-        ParetoError: more than three objectives, or mismatched shapes.
-    """
-    signs = _signs(senses)
-    d = len(signs)
-    if d > 3:
-        raise ParetoError(f"hypervolume is implemented exactly for up to 3 objectives, got {d}")
-    ref = _as_vector(reference, d, "reference") * signs
-    if np.isnan(ref).any():
-        raise ParetoError("the hypervolume reference point has a NaN")
-    pts = _as_matrix(points, d) * signs
-    pts = pts[~np.isnan(pts).any(axis=1)]
-    pts = pts[np.all(pts < ref, axis=1)]
-    if len(pts) == 0:
-        return 0.0
-    if d == 1:
-        return float(ref[0] - pts[:, 0].min())
-    pts = pts[non_dominated_mask(pts, ("minimize",) * d)]
-    if d == 2:
-        return _hv2_min(pts, ref)
-    order = np.argsort(pts[:, 2], kind="stable")
-    pts = pts[order]
-    z_next = np.append(pts[1:, 2], ref[2])
-    total = 0.0
-    for k in range(len(pts)):
-        depth = z_next[k] - pts[k, 2]
-        if depth > 0:
-            total += depth * _hv2_min(pts[: k + 1, :2], ref[:2])
-    return float(total)
+__all__ = [
+    "ACCURACY", "ENERGY", "NAS_OBJECTIVES", "SEARCH_HV_REFERENCE", "SENSES", "THROUGHPUT", "Objective",
+    "ParetoError", "ParetoFront", "Sense", "SensesLike", "dominates", "dominating_index", "hypervolume",
+    "is_dominated_by_front", "non_dominated_mask", "points_of", "search_hypervolume",
+    "search_hypervolume_curve", "senses_of", "to_minimization",
+]
 
 
 def points_of(rows: Sequence[Mapping[str, object]], objectives: Sequence[SearchObjective]) -> np.ndarray:
@@ -250,60 +65,6 @@ def points_of(rows: Sequence[Mapping[str, object]], objectives: Sequence[SearchO
                 out[i, j] = float(value)  # type: ignore[arg-type]
     return out
 
-
-SEARCH_HV_REFERENCE = 0.0
-"""The search's hypervolume reference: the origin of (accuracy %, img/s, img/J), see `search_hypervolume`."""
-
-
-def _efficiency_points(points: np.ndarray | Sequence[Sequence[float]],
-                       objectives: Sequence[SearchObjective]) -> np.ndarray:
-    """``points`` with the energy column (J/img) turned into efficiency (img/J); non-positive
-    energies become NaN."""
-    pts = np.array(points, dtype=float, copy=True).reshape(-1, len(objectives))
-    for j, obj in enumerate(objectives):
-        if obj.name == "energy":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                col = pts[:, j]
-                pts[:, j] = np.where(col > 0, 1.0 / col, np.nan)
-    return pts
-
-
-def _require_search_objectives(objectives: Sequence[object]) -> None:
-    """Refuse objectives other than `SearchObjective` objects: the search's hypervolume needs to
-    know which column is energy (it enters as 1 / energy), which a sense or an `Objective` (such as
-    `NAS_OBJECTIVES`) does not say, and would silently give another volume."""
-    wrong = [o for o in objectives if not isinstance(o, SearchObjective)]
-    if wrong:
-        raise ParetoError(
-            f"the search hypervolume needs nasenergy.objectives.SearchObjective objects (e.g. "
-            f"nasenergy.objectives.objectives_for(['accuracy', 'throughput', 'energy'])), got {wrong[0]!r}; "
-            "for plain senses and a reference point of your own use nasenergy.pareto.hypervolume")
-
-
-def search_hypervolume(points: np.ndarray | Sequence[Sequence[float]],
-                       objectives: Sequence[SearchObjective]) -> float:
-    """The hypervolume of ``points`` under the search's convention.
-
-    The hypervolume is computed (by `hypervolume`, the one routine) on (accuracy %, throughput
-    img/s, energy efficiency img/J = 1 / energy) against the fixed reference point (0, 0, 0): every
-    objective is bounded below by a physical zero, so the reference is the same for every run, every
-    space and every moment of a run, and curves of different runs are comparable. Turning energy
-    into its reciprocal keeps the Pareto front unchanged (a monotone map).
-
-    Args:
-        points: ``(n, n_objectives)`` in the objectives' own units (energy in J/img).
-        objectives: the `SearchObjective` of each column.
-
-    Returns:
-        The dominated volume in the product of the objectives' ``hv_unit``; rows with NaN or a
-        non-positive energy are ignored.
-
-    Raises:
-        ParetoError: ``objectives`` are not `SearchObjective` objects (e.g. `NAS_OBJECTIVES`).
-    """
-    _require_search_objectives(objectives)
-    pts = _efficiency_points(points, objectives)
-    return hypervolume(pts, [SEARCH_HV_REFERENCE] * len(objectives), ["maximize"] * len(objectives))
 
 
 def search_hypervolume_curve(points_in_order: np.ndarray | Sequence[Sequence[float]],

@@ -9,6 +9,7 @@ import pytest
 
 from nasenergy import plot
 from nasenergy import run_plots as plots
+from nasenergy import run_plots_axes
 from nasenergy.search.objectives import objectives_for
 from nasenergy.search.run_files import RunRecord, load_run, mark_front, number_evaluations
 
@@ -87,7 +88,7 @@ def test_median_and_band_are_the_quartiles_at_each_evaluation():
 
 
 def _drawn(monkeypatch) -> list[dict]:
-    """For each figure `plots._save` writes: its file name, lines, bands and legend texts."""
+    """For each figure `run_plots_axes._save` writes: its file name, lines, bands and legend texts."""
     seen: list[dict] = []
     save = plots._save
 
@@ -104,7 +105,7 @@ def _drawn(monkeypatch) -> list[dict]:
                      "small_print": small_print, "title": ax.get_title()})
         return save(fig, path, small_print)
 
-    monkeypatch.setattr(plots, "_save", spy)
+    monkeypatch.setattr(run_plots_axes, "_save", spy)
     return seen
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from nasenergy import run_plots as plots
+from nasenergy import run_plots_axes
 from nasenergy.search.objectives import hv_curve, objectives_for, points_of
 from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
 
@@ -80,7 +81,7 @@ def _write_run(folder: Path, name: str, objectives: list[str], data_seed: int, *
 
 
 def _axis_texts(monkeypatch) -> list[dict]:
-    """Capture, for every axes saved by `plots._save`, its labels, tick labels and legend texts."""
+    """Capture, for every axes saved by `run_plots_axes._save`, its labels, tick labels and legend texts."""
     seen: list[dict] = []
     save = plots._save
 
@@ -97,7 +98,7 @@ def _axis_texts(monkeypatch) -> list[dict]:
                          "legend": [t.get_text() for t in legend.get_texts()] if legend else []})
         return save(fig, path, small_print)
 
-    monkeypatch.setattr(plots, "_save", spy)
+    monkeypatch.setattr(run_plots_axes, "_save", spy)
     return seen
 
 
@@ -214,7 +215,7 @@ def test_evaluations_below_the_accuracy_floor_are_left_out_and_counted(tmp_path,
                        sum(len(c.get_offsets()) for ax in fig.axes[:1] for c in ax.collections)))
         return real(fig, path, small_print)
 
-    monkeypatch.setattr(plots, "_save", spy)
+    monkeypatch.setattr(run_plots_axes, "_save", spy)
     cfg = {"study_name": "s", "objectives": ["accuracy", "throughput", "energy"], "min_accuracy": floor}
     plots.draw_run(RunRecord(tmp_path, cfg, rows, {}))
     plots.draw_run(RunRecord(tmp_path, {k: v for k, v in cfg.items() if k != "min_accuracy"}, rows, {}))
