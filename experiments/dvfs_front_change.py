@@ -32,8 +32,8 @@ from nasenergy.objectives import objectives_for
 from nasenergy.pareto import ParetoFront
 from nasenergy.search.components import build_components
 
-from _efficiency_front import OBJECTIVES, Subspace, build_subspace, possible_accuracies, search_config
-from _efficiency_runs import network_of, read_run
+from lib.efficiency_front import OBJECTIVES, Subspace, build_subspace, possible_accuracies, search_config
+from lib.efficiency_runs import network_of, read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_front_change"

@@ -56,7 +56,7 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.search.config import DEFAULT_PATIENCE
 
-from _efficiency_front import (
+from lib.efficiency_front import (
     DATASET,
     DEFAULT_METHODS,
     METHODS,
@@ -77,10 +77,10 @@ from _efficiency_front import (
     search_config,
     to_unit_maximisation,
 )
-from _efficiency_plots import plot, write_curves, write_front, write_table
-from _efficiency_readme import _coverage_note, _target_lines, write_readme
-from _efficiency_runs import _WORKER, _init_worker, read_timings, run_all, run_path, write_run
-from _efficiency_stats import (
+from lib.efficiency_plots import plot, write_curves, write_front, write_table
+from lib.efficiency_readme import _coverage_note, _target_lines, write_readme
+from lib.efficiency_runs import _WORKER, _init_worker, read_timings, run_all, run_path, write_run
+from lib.efficiency_stats import (
     MethodCurves,
     check_run_matches,
     dominated_on_arrival,

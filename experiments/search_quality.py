@@ -62,7 +62,7 @@ import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +75,13 @@ from nasenergy.proxies.table import default_table_path, read_rows
 from nasenergy.search import run_search
 from nasenergy.search.components import build_components
 from nasenergy.search.config import SearchConfig
-from nasenergy.objectives import objectives_for
-from nasenergy.quality import DeployRegion, default_floor_pct, region_from_points, regret_profile
+from nasenergy.quality import default_floor_pct, region_from_points
 from nasenergy.pareto import non_dominated_mask
 from search_spaces import get_space
+from lib.search_curves import (BUDGET, N_BOOT, N_LIMITS, OBJECTIVES, Truth,  # noqa: F401  (re-exported)
+                               evals_to_reach, factor_with_interval, mean_interval, quality_curve,
+                               regret_curve, regret_limits)
+from lib.search_report import plot_curves, write_csv, write_readme, write_truth
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_quality"
@@ -89,11 +92,6 @@ TUNING_SEEDS: tuple[int, ...] = tuple(range(10))
 HELD_OUT_SEEDS: tuple[int, ...] = tuple(range(100, 120))
 """The seeds every reported figure comes from (declared before the first run)."""
 CHECKPOINTS: tuple[int, ...] = (50, 100, 200)
-BUDGET = 200
-N_BOOT = 2000
-N_LIMITS = 10
-"""Energy budgets and throughput floors of the regret measure (each)."""
-OBJECTIVES = objectives_for(("accuracy", "throughput", "energy"))
 
 METHODS: dict[str, dict[str, Any]] = {
     "random": {"sampler": "random", "filter": "none"},
@@ -167,18 +165,6 @@ def study_profile(study: Study, work_dir: Path) -> str | None:
 
 
 # ----------------------------------------------------------------------------- truth
-
-
-@dataclass
-class Truth:
-    """The searched subspace scored as the search scores it."""
-
-    study: str
-    region: DeployRegion
-    keys: list[str]
-    points: np.ndarray
-    volume: float
-    front_keys: set[str] = field(default_factory=set)
 
 
 def build_truth(study: Study, work_dir: Path) -> Truth:
@@ -320,76 +306,6 @@ def run_all(jobs: Sequence[tuple[str, str, int, str, str]], n_procs: int, deadli
 # ----------------------------------------------------------------------------- statistics
 
 
-def quality_curve(truth: Truth, pts: np.ndarray, budget: int = BUDGET) -> np.ndarray:
-    """The quality ratio after 1..budget evaluations (a run that stopped early keeps its last value)."""
-    curve = truth.region.curve(pts, OBJECTIVES) / truth.volume if len(pts) else np.zeros(0)
-    out = np.zeros(budget)
-    n = min(len(curve), budget)
-    out[:n] = curve[:n]
-    if 0 < n < budget:
-        out[n:] = curve[n - 1]
-    return out
-
-
-def regret_limits(truth: Truth, n: int = N_LIMITS) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The energy budgets and throughput floors of `nasenergy.quality.regret_profile` over the
-    subspace (taken from it, so both use the same limits) and the best accuracy possible under each."""
-    profile = regret_profile(truth.points, truth.points, OBJECTIVES, truth.region, n=n)
-    energy = np.asarray(profile.energy_budgets_j_per_img)
-    thr = np.asarray(profile.throughput_floors_img_per_s)
-    pts = truth.points[truth.region.feasible_mask(truth.points, OBJECTIVES)]
-    floor = truth.region.accuracy_floor_pct
-    best_e = np.array([max(floor, pts[pts[:, 2] <= e * (1 + 1e-12), 0].max(initial=floor)) for e in energy])
-    best_t = np.array([max(floor, pts[pts[:, 1] >= t * (1 - 1e-12), 0].max(initial=floor)) for t in thr])
-    return energy, thr, best_e, best_t
-
-
-def regret_curve(truth: Truth, pts: np.ndarray, limits: tuple[np.ndarray, ...], budget: int = BUDGET) -> np.ndarray:
-    """The mean regret in accuracy points over the energy budgets and throughput floors after
-    1..budget evaluations (as `nasenergy.quality.regret_profile`, computed incrementally)."""
-    energy, thr, best_e, best_t = limits
-    floor = truth.region.accuracy_floor_pct
-    pts = np.asarray(pts, dtype=float).reshape(-1, 3)[:budget]
-    out = np.full(budget, float(np.mean(np.concatenate([best_e, best_t]) - floor)))
-    if not len(pts):
-        return out
-    acc = np.where(pts[:, 0] >= floor, pts[:, 0], floor)
-    under_e = np.maximum.accumulate(np.where(pts[:, 2][:, None] <= energy[None, :] * (1 + 1e-12), acc[:, None], floor), axis=0)
-    over_t = np.maximum.accumulate(np.where(pts[:, 1][:, None] >= thr[None, :] * (1 - 1e-12), acc[:, None], floor), axis=0)
-    regret = np.concatenate([np.maximum(best_e - under_e, 0), np.maximum(best_t - over_t, 0)], axis=1).mean(axis=1)
-    out[:len(regret)] = regret
-    if len(regret) < budget:
-        out[len(regret):] = regret[-1]
-    return out
-
-
-def evals_to_reach(mean_curve: np.ndarray, target: float) -> int | None:
-    """The first number of evaluations whose mean quality reaches ``target`` (None: never)."""
-    hit = np.flatnonzero(mean_curve >= target - 1e-12)
-    return int(hit[0]) + 1 if len(hit) else None
-
-
-def factor_with_interval(curves: np.ndarray, base: np.ndarray, k: int, rng: np.random.Generator,
-                         n_boot: int = N_BOOT) -> tuple[int | None, float, float, float, float]:
-    """Evaluations needed to reach the baseline's mean quality at ``k``, the factor k / needed
-    (0 for never), its bootstrap 95 % interval and the share of resamples that never reach it."""
-    needed = evals_to_reach(curves.mean(axis=0), base[:, k - 1].mean())
-    factors = np.empty(n_boot)
-    for b in range(n_boot):
-        c = curves[rng.integers(0, len(curves), len(curves))].mean(axis=0)
-        t = base[rng.integers(0, len(base), len(base)), k - 1].mean()
-        n = evals_to_reach(c, t)
-        factors[b] = 0.0 if n is None else k / n
-    lo, hi = np.percentile(factors, [2.5, 97.5])
-    return needed, 0.0 if needed is None else k / needed, float(lo), float(hi), float(np.mean(factors == 0))
-
-
-def mean_interval(values: np.ndarray, rng: np.random.Generator, n_boot: int = N_BOOT) -> tuple[float, float, float]:
-    boots = np.array([values[rng.integers(0, len(values), len(values))].mean() for _ in range(n_boot)])
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    return float(values.mean()), float(lo), float(hi)
-
-
 def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_dir: Path,
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Truth], dict[str, dict[str, np.ndarray]]]:
     quality_rows, factor_rows, truths = [], [], {}
@@ -444,123 +360,6 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
     return quality_rows, factor_rows, truths, all_curves
 
 
-def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]]) -> list[Path]:
-    """``quality_curves.png``/``.pdf``: per study, each method's median quality ratio after each
-    evaluation with its interquartile band over the seeds."""
-    import matplotlib  # lazy: plotting only
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazy: plotting only
-
-    names = [n for n, c in all_curves.items() if c]
-    if not names:
-        return []
-    colours = {m: plt.get_cmap("tab10")(i) for i, m in enumerate(METHODS)}
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.0), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        for method, c in all_curves[name].items():
-            x = np.arange(1, c.shape[1] + 1)
-            q25, q50, q75 = np.percentile(c, [25, 50, 75], axis=0)
-            ax.plot(x, q50, color=colours[method], label=f"{method} (n={len(c)})", lw=1.6)
-            ax.fill_between(x, q25, q75, color=colours[method], alpha=0.18, lw=0)
-        ax.set_title(f"TSS {name}")
-        ax.set_xlabel("full evaluations")
-        ax.set_ylim(0.6, 1.005)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("deploy hypervolume / best possible")
-    axes[0][-1].legend(fontsize=8, loc="lower right")
-    fig.suptitle("Search quality on held-out seeds: median and interquartile band", fontsize=11)
-    fig.tight_layout()
-    paths = [out / "quality_curves.png", out / "quality_curves.pdf"]
-    for path in paths:
-        fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return paths
-
-
-def write_csv(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    if not rows:
-        return
-    names: list[str] = []
-    for r in rows:
-        names.extend(k for k in r if k not in names)
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=names)
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
-
-
-def _fmt_factor(r: dict[str, Any]) -> str:
-    if r["evals_needed"] == "never":
-        return f"never [{r['factor_lo']:.2f}, {r['factor_hi']:.2f}]"
-    return f"{r['factor']:.2f}x ({r['evals_needed']}) [{r['factor_lo']:.2f}, {r['factor_hi']:.2f}]"
-
-
-def write_readme(out: Path, quality_rows: Sequence[dict[str, Any]], factor_rows: Sequence[dict[str, Any]],
-                 truths: dict[str, Truth], seeds: Sequence[int], command: str, notes: Sequence[str]) -> None:
-    tuning = set(seeds) <= set(TUNING_SEEDS)
-    lines = [f"# Search quality on {'the tuning seeds' if tuning else 'held-out seeds'}", "",
-             "Produced by `" + command + "` (`experiments/search_quality.py`; its docstring declares the "
-             "measure, the seeds and the rivals). Seeds reported: "
-             f"{seeds[0]}-{seeds[-1]} ({len(seeds)}); settings may be chosen on seeds 0-9 only"
-             + (" (these)" if tuning else ", and none was changed on these") + ". Budget 200 full evaluations per run; recorded H200 profile, modelled "
-             "optimal clocks, NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells).", ""]
-    lines += ["## The searched subspaces and their best possible quality", "",
-              "| study | networks (learnable) | floor % | throughput ref img/s | energy ref J/img | region-front networks | best volume |",
-              "|---|---|---|---|---|---|---|"]
-    for name, t in truths.items():
-        lines.append(f"| {name} | {len(t.keys)} | {t.region.accuracy_floor_pct:.2f} | {t.region.throughput_ref_img_per_s:,.0f} "
-                     f"| {t.region.energy_ref_j_per_img:.3g} | {len(t.front_keys)} | {t.volume:.2f} |")
-    lines += ["", "## Quality ratio (mean over seeds, bootstrap 95 % interval)", "",
-              "| study | method | seeds | after 50 | after 100 | after 200 | front recall at 200 | stalled | candidates / eval | wall s |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in quality_rows:
-        q = " | ".join(f"{r[f'quality_at_{k}']:.3f} [{r[f'quality_at_{k}_lo']:.3f}, {r[f'quality_at_{k}_hi']:.3f}]"
-                       for k in CHECKPOINTS)
-        lines.append(f"| {r['study']} | {r['method']} | {r['n_seeds']} | {q} | {r['front_recall_at_200']:.3f} "
-                     f"[{r['front_recall_lo']:.3f}, {r['front_recall_hi']:.3f}] | {r['stalled_runs']} "
-                     f"| {r['candidates_per_eval_median']:.1f} | {r['wall_s_median']:.0f} |")
-    lines += ["", "## Mean regret in accuracy points under 10 energy budgets and 10 throughput floors (lower is better)", "",
-              "| study | method | after 50 | after 100 | after 200 |", "|---|---|---|---|---|"]
-    for r in quality_rows:
-        lines.append(f"| {r['study']} | {r['method']} | " + " | ".join(
-            f"{r[f'regret_pt_at_{k}']:.2f} [{r[f'regret_pt_at_{k}_lo']:.2f}, {r[f'regret_pt_at_{k}_hi']:.2f}]"
-            for k in CHECKPOINTS) + " |")
-    by = {(r["study"], r["method"], r["measure"], r["k"]): r for r in factor_rows}
-    for measure, title in (("quality", "quality ratio"), ("regret", "mean regret")):
-        lines += ["", f"## Evaluations to reach plain TPE's {title} (factor k / needed, bootstrap 95 % interval)", "",
-                  f"`never`: the method's mean curve does not reach TPE's {title} at k within 200 evaluations; "
-                  "in the interval, a resample that never reaches it counts as factor 0. In brackets after the "
-                  "factor: the evaluations needed.", "",
-                  "| study | method | TPE at 50 | TPE at 100 | TPE at 200 |", "|---|---|---|---|---|"]
-        for name in truths:
-            for method in METHODS:
-                if (name, method, measure, CHECKPOINTS[0]) not in by or method == BASELINE:
-                    continue
-                lines.append(f"| {name} | {method} | " + " | ".join(
-                    _fmt_factor(by[(name, method, measure, k)]) for k in CHECKPOINTS) + " |")
-    if notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in notes]
-    lines += ["", "![quality curves](quality_curves.png)", "",
-              "Files: `quality_curves.png`/`.pdf` (median and interquartile band per method), "
-              "`quality.csv`, `factors.csv`, `truth_<study>.json` (the region and its front), "
-              "`runs/<study>/<method>_s<seed>.csv.gz` (each run's evaluations in order) and `.json` (its counts).", ""]
-    (out / "README.md").write_text("\n".join(lines))
-
-
-def write_truth(out: Path, truth: Truth) -> None:
-    front = [{"network": k, "accuracy_pct": p[0], "throughput_img_per_s": p[1], "energy_j_per_img": p[2]}
-             for k, p in zip(truth.keys, truth.points) if k in truth.front_keys]
-    shares = truth.region.shares(np.array([[f["accuracy_pct"], f["throughput_img_per_s"], f["energy_j_per_img"]]
-                                           for f in front]), OBJECTIVES) if front else []
-    for f, s in zip(front, shares):
-        f["exclusive_share"] = float(s)
-    (out / f"truth_{truth.study}.json").write_text(json.dumps(
-        {"region": truth.region.to_dict(), "networks": len(truth.keys), "best_volume": truth.volume,
-         "front": front}, indent=1) + "\n")
-
-
 # ----------------------------------------------------------------------------- main
 
 
@@ -613,14 +412,15 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{len(jobs)} runs to do", flush=True)
         run_all(jobs, args.jobs, None if args.deadline_min is None else 60 * args.deadline_min)
     quality_rows, factor_rows, truths, all_curves = summarize(args.out, studies, seeds, args.work_dir)
-    plot_curves(args.out, all_curves)
+    plot_curves(args.out, all_curves, list(METHODS))
     write_csv(quality_rows, args.out / "quality.csv")
     write_csv(factor_rows, args.out / "factors.csv")
     for t in truths.values():
         write_truth(args.out, t)
     command = "python experiments/search_quality.py " + " ".join(
         a for a in argv if a not in args.note and a != "--note")
-    write_readme(args.out, quality_rows, factor_rows, truths, seeds, command.strip(), args.note)
+    write_readme(args.out, quality_rows, factor_rows, truths, seeds, command.strip(), args.note,
+                 methods=list(METHODS), baseline=BASELINE, checkpoints=CHECKPOINTS, tuning_seeds=TUNING_SEEDS)
     for r in quality_rows:
         print(f"{r['study']:>16} {r['method']:>9}: quality at 100 {r['quality_at_100']:.3f}, at 200 "
               f"{r['quality_at_200']:.3f} (n={r['n_seeds']})")

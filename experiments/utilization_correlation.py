@@ -39,7 +39,7 @@ from nasenergy.hardware.recorded import DEFAULT_PROFILE, read_profile
 from nasenergy.paths import shared_data_dir
 from search_spaces import DATASETS, get_space
 
-from _correlation_inputs import (
+from lib.correlation_inputs import (
     ACCURACY_COLUMNS,
     ACCURACY_GLOBS,
     CSV_COLUMNS,

@@ -62,7 +62,8 @@ def _known(name: str) -> str | None:
 
 def _imports(module: str, path: Path) -> set[str]:
     """Every module of ours that ``module`` imports, anywhere in its source (an experiment imports
-    its helper modules, ``experiments/_*.py``, by their bare names)."""
+    its sibling scripts by their bare names and the helpers of ``experiments/lib/`` as
+    ``lib.<name>``)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: set[str] = set()
     if module.startswith("experiments."):
@@ -178,8 +179,8 @@ def test_search_spaces_imports_nothing_of_nasenergy() -> None:
 def test_the_checker_sees_cycles_and_function_local_imports() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert "nasenergy.report" in _imports("nasenergy.search.run_outputs", MODULES["nasenergy.search.run_outputs"])
-    assert "experiments._efficiency_front" in _imports("experiments.search_efficiency",
-                                                       MODULES["experiments.search_efficiency"])
+    assert "experiments.lib.efficiency_front" in _imports("experiments.search_efficiency",
+                                                          MODULES["experiments.search_efficiency"])
     source = "def f():\n    from nasenergy import pareto\n"
     tree_imports = {_known(f"{n.module}.{a.name}") for n in ast.walk(ast.parse(source))
                     if isinstance(n, ast.ImportFrom) for a in n.names}

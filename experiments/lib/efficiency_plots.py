@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from _efficiency_front import LEVELS, PRIMARY, YARDSTICKS, Subspace, front_contributions, to_unit_maximisation
-from _efficiency_stats import MethodCurves, mean_ci, ratio_on_cost_grid
+from lib.efficiency_front import LEVELS, PRIMARY, YARDSTICKS, Subspace, front_contributions, to_unit_maximisation
+from lib.efficiency_stats import MethodCurves, mean_ci, ratio_on_cost_grid
 
 # ---------------------------------------------------------------------------------- output
 

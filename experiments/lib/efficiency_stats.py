@@ -14,7 +14,7 @@ import numpy as np
 
 from nasenergy.errors import UsageError
 
-from _efficiency_front import (
+from lib.efficiency_front import (
     HV_YARDSTICKS,
     LEVELS,
     METHODS,
@@ -24,7 +24,7 @@ from _efficiency_front import (
     front_contributions,
     ratio_curves,
 )
-from _efficiency_runs import TIMINGS_CSV, read_run, run_path
+from lib.efficiency_runs import TIMINGS_CSV, read_run, run_path
 
 # ------------------------------------------------------------------------------- analysis
 

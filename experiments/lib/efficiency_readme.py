@@ -11,7 +11,7 @@ import numpy as np
 from nasenergy.hardware.coverage import CLASS_UNIT
 from nasenergy.search.config import DEFAULT_TARGET_RECALL
 
-from _efficiency_front import (
+from lib.efficiency_front import (
     PRIMARY,
     RECALL_ACCURACY_PP,
     RECALL_HARDWARE_REL,
@@ -22,7 +22,7 @@ from _efficiency_front import (
     Subspace,
     front_contributions,
 )
-from _efficiency_runs import TIMINGS_CSV
+from lib.efficiency_runs import TIMINGS_CSV
 
 # ---------------------------------------------------------------------------------- README
 

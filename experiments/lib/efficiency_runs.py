@@ -18,7 +18,7 @@ import numpy as np
 from nasenergy.errors import UsageError
 from nasenergy.search import run_search
 
-from _efficiency_front import DATASET, OBJECTIVES, YARDSTICKS, Subspace, build_subspace, ratio_curves, search_config
+from lib.efficiency_front import DATASET, OBJECTIVES, YARDSTICKS, Subspace, build_subspace, ratio_curves, search_config
 
 RUN_COLUMNS: tuple[str, ...] = (
     "method", "seed", "candidate", "outcome", "canonical", "network", "arch_index", "evaluation_number",
