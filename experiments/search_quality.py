@@ -71,7 +71,8 @@ import numpy as np
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
-from nasenergy.proxies.table import default_table_path, read_rows
+from nasenergy.proxies.table import default_table_path
+from nasenergy.proxies.table import read_rows as read_proxy_rows
 from nasenergy.search import run_search
 from nasenergy.search.components import build_components
 from nasenergy.search.config import SearchConfig
@@ -139,7 +140,7 @@ def proxies_profile(dataset: str, work_dir: Path) -> Path:
         return path
     space = get_space("tss")
     keys = {space.deployed_key(space.arch_at(int(r["arch_index"])))
-            for r in read_rows(default_table_path("tss")) if r["dataset"] == dataset}
+            for r in read_proxy_rows(default_table_path("tss")) if r["dataset"] == dataset}
     if not keys:
         raise UsageError(f"the shipped proxy table holds no {dataset} rows")
     source = RecordedMeter(space=space).path

@@ -103,3 +103,19 @@ def test_bad_flags_give_one_line_and_exit_2(args, tmp_path):
                           text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_the_proxies_profile_keeps_the_networks_the_proxy_table_holds(sq, tmp_path):
+    """Written once under the work folder: the shipped profile's rows of the networks whose
+    proxies the shipped table holds (all of them for CIFAR-10)."""
+    import csv
+    import gzip
+
+    from nasenergy.hardware.recorded import RecordedMeter
+
+    path = sq.proxies_profile("cifar10", tmp_path)
+    assert path.parent == tmp_path and path.is_file()
+    with gzip.open(path, "rt", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) > 0 and len(rows) <= sum(1 for _ in RecordedMeter().rows())
+    assert sq.proxies_profile("cifar10", tmp_path) == path  # the second call reads the file written
