@@ -145,13 +145,8 @@ class Worker:
     """Runs candidates of one study until the budget is finished or it is told to stop.
 
     Args:
-        config: the run's settings.
-        study: the Optuna study (already created, with the run's directions).
-        storage: the study's Optuna storage object.
-        components: space, meter, oracle, filter and DVFS backend.
-        claims: this worker's claim store (registered, heartbeat running).
-        stop: set to stop after the current candidate.
-        on_candidate: called with each candidate's outcome (e.g. to update a progress bar).
+        config, study, storage, components, claims, stop, on_candidate: as `WorkerContext`, which
+            the worker builds from them.
         parent_pid: stop when the process's parent is no longer this pid (``None``: never).
     """
 
