@@ -7,10 +7,14 @@ the settings' defaults and `nasenergy.search.cli` as the command line's.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from nasenergy.filter.registry import FILTERS
 from nasenergy.oracles.lookup import ESTIMATE_MODES
+from nasenergy.search.samplers import SAMPLER_KINDS
 
-SAMPLERS: tuple[str, ...] = ("tpe", "nsga2", "random")
+SAMPLERS: Collection[str] = SAMPLER_KINDS.choices()
+"""The `--sampler` choices: the registered samplers (`nasenergy.search.samplers`), read when asked."""
 ESTIMATES: tuple[str, ...] = ESTIMATE_MODES
 """Cost estimation for benchmark cells without a recorded training time (`nasenergy.oracles.lookup`)."""
 DEFAULT_SEARCH_METRIC = "x-valid/12"

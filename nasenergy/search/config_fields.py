@@ -63,7 +63,7 @@ class SearchSettings:
             (`nasenergy.search.dvfs_modes`): ``auto``, ``modelled``, ``measured``, ``recorded`` or
             ``none`` (score at the default clock).
         allow_clock_control: opt-in to changing the GPU's clocks (needed for ``dvfs=measured``).
-        sampler: ``tpe``, ``nsga2`` or ``random``.
+        sampler: a registered sampler (`nasenergy.search.samplers`): ``tpe``, ``nsga2``, ``random`` or one of yours.
         seed: the base seed of the samplers (worker k of the study uses ``seed + k``).
         storage: an RDB URL shared by workers (``postgresql://...``); ``None`` for the local
             journal file in the run folder. Its password is never written (`public_dict`).

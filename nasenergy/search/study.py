@@ -12,7 +12,8 @@ from nasenergy.search import trial_record as tr
 from nasenergy.search.claims import RUNNING, ClaimStore, Reconciled, StoredTrial
 from nasenergy.search.config import SearchConfig
 from nasenergy.search.objectives import objectives_for
-from nasenergy.search.tpe_dedup import dedup_tpe_sampler
+from nasenergy.search.config_values import check_choice
+from nasenergy.search.samplers import SAMPLER_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -30,24 +31,14 @@ def proposed_trials(study: Any) -> list[Any]:
 
 
 def make_sampler(name: str, *, seed: int, budget: int) -> Any:
-    """The Optuna sampler ``name`` (``tpe``, ``nsga2`` or ``random``), seeded.
+    """The seeded Optuna sampler registered as ``name`` (`nasenergy.search.samplers`: ``tpe``,
+    ``nsga2``, ``random`` and any a user or plugin registers).
 
-    TPE is multivariate: the edges of a cell interact, and one joint draw reads the study's
-    trials once per candidate instead of once per parameter; its conversion of finished trials'
-    parameters is cached (`nasenergy.search.tpe_cache`: the same proposals, less CPU), and among
-    its candidates it prefers a network the study has not seen (`nasenergy.search.tpe_dedup`; the
-    worker gives it the view of seen classes). NSGA-II's population is ``budget // 4`` clamped to 8..50, so a small budget still sees
-    several generations.
+    Raises:
+        UsageError: no sampler of that name.
     """
-    import optuna
-
-    if name == "tpe":
-        return dedup_tpe_sampler(seed=seed, multivariate=True)
-    if name == "nsga2":
-        return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(8, min(50, budget // 4)))
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise UsageError(f"--sampler: {name!r} is not one of tpe, nsga2, random")
+    check_choice("--sampler", name, SAMPLER_KINDS.choices())
+    return SAMPLER_KINDS.get(name).create(seed=seed, budget=budget)
 
 
 def trial_seed(seed: int, trial_number: int, stream: int = 0) -> int:
