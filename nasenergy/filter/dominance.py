@@ -23,26 +23,22 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from nasenergy.filter import dominance_model as _model
 from nasenergy.filter.base import UtilizationFilter
 from nasenergy.filter.conformal import CVPlusRegressor, make_estimator
+from nasenergy.filter.dominance_decide import (
+    build_energy_bound,
+    check_schedule,
+    cold_start_decision,
+    decision_figures,
+    dominance_decision,
+    front_points,
+    require_energy,
+)
 from nasenergy.filter.energy_bound import EnergyBound, ScaledBound, optimistic_figures
-from nasenergy.filter.features import (
-    CHEAP_FEATURE_NAMES,
-    candidate_features,
-    check_cheap_columns,
-    feature_matrix,
-    n_extra_features,
-)
-from nasenergy.filter.records import (
-    DEFAULT_OBJECTIVES,
-    OBJECTIVE_SENSES,
-    Decision,
-    FilterError,
-    Observation,
-    check_objectives,
-)
+from nasenergy.filter.features import CHEAP_FEATURE_NAMES, check_cheap_columns, n_extra_features
+from nasenergy.filter.records import DEFAULT_OBJECTIVES, Decision, FilterError, Observation, check_objectives
 from nasenergy.measurement import Measurement
-from nasenergy.pareto import ParetoFront, dominating_index
 
 
 DEFAULT_LOCAL_MARGIN = 3.0
@@ -112,12 +108,7 @@ class DominanceFilter(UtilizationFilter):
         cheap_columns: Sequence[str] = CHEAP_FEATURE_NAMES,
     ) -> None:
         super().__init__()
-        if not 0 < target_recall < 1:
-            raise FilterError(f"target_recall must be in (0, 1), got {target_recall}")
-        if int(min_fit) < 2:
-            raise FilterError(f"min_fit must be at least 2, got {min_fit}")
-        if int(refit_every) < 1:
-            raise FilterError(f"refit_every must be at least 1, got {refit_every}")
+        check_schedule(target_recall, min_fit, refit_every)
         self.target_recall = float(target_recall)
         self.min_fit = int(min_fit)
         self.estimator = estimator
@@ -129,16 +120,7 @@ class DominanceFilter(UtilizationFilter):
             raise FilterError(f"refit_growth must be >= 0, got {refit_growth}")
         self.refit_growth = float(refit_growth)
         self.objectives = check_objectives(objectives)
-        if energy_bound is None:
-            energy_bound = ScaledBound()
-        elif isinstance(energy_bound, dict):
-            try:
-                energy_bound = ScaledBound(**energy_bound)
-            except TypeError as exc:
-                raise FilterError(f"bad energy_bound fields: {exc}") from None
-        if not callable(energy_bound):
-            raise FilterError("energy_bound must be callable (measurement -> optimistic figures)")
-        self.energy_bound = energy_bound
+        self.energy_bound = build_energy_bound(energy_bound)
         if local_margin is not None and not (math.isfinite(float(local_margin)) and float(local_margin) >= 0):
             raise FilterError(f"local_margin must be a finite number >= 0 or None, got {local_margin}")
         self.local_margin = None if local_margin is None else float(local_margin)
@@ -153,11 +135,7 @@ class DominanceFilter(UtilizationFilter):
     # ----- options and state ----------------------------------------------------------------
     def options(self) -> dict[str, Any]:
         """The constructor options; a custom energy bound is recorded by name only."""
-        bound: Any
-        if isinstance(self.energy_bound, ScaledBound):
-            bound = self.energy_bound.to_dict()
-        else:
-            bound = None
+        bound: Any = self.energy_bound.to_dict() if isinstance(self.energy_bound, ScaledBound) else None
         return {
             "target_recall": self.target_recall,
             "min_fit": self.min_fit,
@@ -174,30 +152,10 @@ class DominanceFilter(UtilizationFilter):
         }
 
     def _state(self) -> dict[str, Any]:
-        custom = not isinstance(self.energy_bound, ScaledBound)
-        return {
-            "custom_energy_bound": getattr(self.energy_bound, "__qualname__", type(self.energy_bound).__name__)
-            if custom
-            else None,
-            "n_at_fit": self._n_at_fit if self._model is not None else None,
-            "fit_base": self._fit_base,
-        }
+        return _model.model_state(self)
 
     def _restore_state(self, state: dict[str, Any]) -> None:
-        name = state.get("custom_energy_bound")
-        if name and isinstance(self.energy_bound, ScaledBound):
-            raise FilterError(
-                f"this filter was saved with a custom energy bound ({name}); pass energy_bound= to load()"
-            )
-        n_at_fit = state.get("n_at_fit")
-        if n_at_fit:
-            if not 2 <= int(n_at_fit) <= self.n_observed:
-                raise FilterError(f"corrupt saved filter: model fitted on {n_at_fit} of {self.n_observed} evaluations")
-            self._fit_model(int(n_at_fit))
-        base = state.get("fit_base", int(n_at_fit) if n_at_fit else self.min_fit)
-        if base is not None and not (isinstance(base, int) and 0 <= base <= max(self.n_observed, self.min_fit)):
-            raise FilterError(f"corrupt saved filter: refit schedule base {base!r}")
-        self._fit_base = base
+        _model.restore_model_state(self, state)
 
     def _validate_observations(self) -> None:
         n_extra = n_extra_features(self._observations)
@@ -205,7 +163,7 @@ class DominanceFilter(UtilizationFilter):
             raise FilterError("the accuracy model reads no cheap column and the candidates bring no extra "
                               "features: it has nothing to learn from")
 
-    # ----- model --------------------------------------------------------------------------
+    # ----- model (`nasenergy.filter.dominance_model`) -------------------------------------
     def fit(self, sample: Iterable[Observation]) -> DominanceFilter:
         """Replace the evaluated candidates by ``sample``; the model is refitted before the next
         decision. Returns self."""
@@ -214,11 +172,7 @@ class DominanceFilter(UtilizationFilter):
         return self
 
     def _fit_model(self, n: int) -> None:
-        obs = self._observations[:n]
-        model = CVPlusRegressor(self.estimator, self.estimator_params, self.n_folds, self.seed)
-        model.fit(feature_matrix(obs, self.cheap_columns), np.array([o.accuracy for o in obs]))
-        self._model, self._n_at_fit = model, n
-        self._stale = False
+        _model.fit_accuracy_model(self, n)
 
     def fit_size(self, n: int) -> int:
         """How many of ``n`` evaluations (the first ones) the model is fitted on: the last point of
@@ -227,23 +181,10 @@ class DominanceFilter(UtilizationFilter):
         ``n`` alone, so a filter rebuilt from the same evaluations (a resumed search, a loaded
         file) decides as the one that learnt them one at a time. After `fit`, the schedule starts
         from all the evaluations known at the next decision."""
-        size = max(self.min_fit, n if self._fit_base is None else self._fit_base)
-        while True:
-            step = max(self.refit_every, math.ceil(self.refit_growth * size - 1e-9), 1)
-            if size + step > n:
-                return size
-            size += step
+        return _model.refit_size(n, self.min_fit, self._fit_base, self.refit_every, self.refit_growth)
 
     def _ensure_model(self) -> CVPlusRegressor | None:
-        n = self.n_observed
-        if n < self.min_fit:
-            return None
-        if self._fit_base is None:
-            self._fit_base = n
-        size = self.fit_size(n)
-        if self._model is None or size != self._n_at_fit:
-            self._fit_model(size)
-        return self._model
+        return _model.ensure_model(self)
 
     def predict_accuracy(
         self, measurement: Measurement, features: Sequence[float] | np.ndarray | None = None
@@ -255,39 +196,14 @@ class DominanceFilter(UtilizationFilter):
         model = self._ensure_model()
         if model is None:
             return None
-        x = self._features_of(measurement, features)
-        iv = model.predict_interval(x[None, :], 1 - self.target_recall, local_margin=self.local_margin)
-        return AccuracyEstimate(float(iv.predicted[0]), float(iv.lower[0]), float(iv.upper[0]))
+        return AccuracyEstimate(*_model.predict_bounds(self, model, self._features_of(measurement, features)))
 
     def _features_of(self, measurement: Measurement, features: Sequence[float] | np.ndarray | None) -> np.ndarray:
-        n_extra = n_extra_features(self._observations)
-        given = 0 if features is None else np.asarray(features).size
-        if given != n_extra:
-            raise FilterError(
-                f"the accuracy model uses {n_extra} extra features per candidate, got {given}; "
-                "pass the same features= layout as for the evaluated candidates"
-            )
-        return candidate_features(measurement, features, self.cheap_columns)
+        return _model.features_of(self, measurement, features)
 
-    # ----- deciding -----------------------------------------------------------------------
+    # ----- deciding (`nasenergy.filter.dominance_decide`) ---------------------------------
     def _front_points(self, front: Any) -> np.ndarray:
-        if front is None:
-            return np.empty((0, len(self.objectives)))
-        if isinstance(front, ParetoFront):
-            want = tuple(OBJECTIVE_SENSES[o] for o in self.objectives)
-            if front.senses != want:
-                raise FilterError(
-                    f"the front's senses {front.senses} do not match the filter's objectives {self.objectives}"
-                )
-            return front.points
-        pts = np.asarray(front, dtype=float)
-        if pts.size == 0:
-            return np.empty((0, len(self.objectives)))
-        if pts.ndim != 2 or pts.shape[1] != len(self.objectives):
-            raise FilterError(
-                f"the front must have one column per objective {self.objectives}, got shape {pts.shape}"
-            )
-        return pts
+        return front_points(front, self.objectives)
 
     def observe(
         self,
@@ -310,15 +226,7 @@ class DominanceFilter(UtilizationFilter):
                         energy_j_per_img=energy_j_per_img)
 
     def _require_energy(self, energy_j_per_img: float | None, measurement: Measurement) -> None:
-        """Refuse a candidate without energy per image when energy is an objective: its optimistic
-        point could never be compared with the front, so the filter would silently admit all."""
-        if "energy" not in self.objectives:
-            return
-        if energy_j_per_img is None or not math.isfinite(float(energy_j_per_img)):
-            raise FilterError(
-                f"energy is one of the filter's objectives but the measurement from {measurement.device_name} "
-                "has no energy per image; create the filter with objectives=(\"accuracy\", \"throughput\")"
-            )
+        require_energy(self.objectives, energy_j_per_img, measurement)
 
     def admit(
         self,
@@ -336,60 +244,12 @@ class DominanceFilter(UtilizationFilter):
             features: the candidate's extra features, when the evaluated ones had them.
         """
         self._require_energy(measurement.energy_j_per_img, measurement)
-        u = float(measurement.utilization)
-        base: dict[str, Any] = {
-            "mode": self.mode,
-            "utilization": u,
-            "n_observed": self.n_observed,
-            "expected_recall": self.target_recall,
-        }
+        base: dict[str, Any] = {"mode": self.mode, "utilization": float(measurement.utilization),
+                                "n_observed": self.n_observed, "expected_recall": self.target_recall}
         if self.n_observed < self.min_fit:
-            return Decision(
-                admit=True,
-                reason=f"cold start: {self.n_observed} of {self.min_fit} evaluations needed to fit the accuracy model; admitted",
-                **base,
-            )
-        pred, lo, hi = self.predict_accuracy(measurement, features)  # type: ignore[misc]
+            return cold_start_decision(base, self.n_observed, self.min_fit)
+        estimate = self.predict_accuracy(measurement, features)
         opt = optimistic_figures(self.energy_bound, measurement)
-        figures: dict[str, Any] = {
-            "accuracy_predicted": pred,
-            "accuracy_lower": lo,
-            "accuracy_upper": hi,
-            "throughput_img_per_s_upper": opt.throughput_img_per_s_upper,
-            "energy_j_per_img_lower": opt.energy_j_per_img_lower,
-            "objectives": self.objectives,
-        }
+        figures = decision_figures(estimate, opt, self.objectives)  # type: ignore[arg-type]
         pts = self._front_points(front)
-        if len(pts) == 0:
-            return Decision(admit=True, reason="the front is empty; admitted", **base, **figures)
-        values = {"accuracy": hi, "throughput": opt.throughput_img_per_s_upper, "energy": opt.energy_j_per_img_lower}
-        point = np.array([values[o] for o in self.objectives])
-        if np.isnan(point).any():
-            missing = [o for o, v in zip(self.objectives, point) if math.isnan(v)]
-            return Decision(admit=True, reason=f"{', '.join(missing)} unknown; admitted", **base, **figures)
-        if math.isinf(hi):
-            return Decision(
-                admit=True,
-                reason=f"too few evaluations ({self.n_observed}) to bound accuracy at level {self.target_recall}; admitted",
-                **base,
-                **figures,
-            )
-        senses = [OBJECTIVE_SENSES[o] for o in self.objectives]
-        idx = dominating_index(point, pts, senses)
-        described = ", ".join(f"{o} {v:.4g}" for o, v in zip(self.objectives, point))
-        if idx is None:
-            return Decision(
-                admit=True,
-                reason=f"optimistic figures ({described}) are not dominated by the front; admitted",
-                **base,
-                **figures,
-            )
-        dom = tuple(float(v) for v in pts[idx])
-        dom_s = ", ".join(f"{o} {v:.4g}" for o, v in zip(self.objectives, dom))
-        return Decision(
-            admit=False,
-            reason=f"even optimistic figures ({described}) are dominated by front point ({dom_s}); skipped",
-            dominating_point=dom,
-            **base,
-            **figures,
-        )
+        return dominance_decision(pts, self.objectives, figures, base, self.n_observed, self.target_recall)

@@ -169,6 +169,61 @@ def open_device(index: int = 0, nvml: Any = None) -> "NvmlDevice":
         raise
 
 
+def _power_samples(device: "NvmlDevice", since_us: int) -> list[tuple[int, float]]:
+    """`NvmlDevice.power_samples_w`: NVML's buffered power samples after `since_us`, oldest first."""
+    nvml = device._nvml
+    kind = getattr(nvml, "NVML_TOTAL_POWER_SAMPLES", 0)
+    try:
+        _, samples = device._get(f"read the power samples of GPU {device.index}",
+                                 nvml.nvmlDeviceGetSamples, kind, int(since_us))
+    except NvmlNotFound:  # no sample newer than `since_us` yet
+        return []
+    return sorted((int(x.timeStamp), float(x.sampleValue.uiVal) / 1000.0)
+                  for x in samples if int(x.timeStamp) > since_us)
+
+
+def _gpm_supported(device: "NvmlDevice") -> bool:
+    """`NvmlDevice.gpm_supported`: whether the GPU offers GPM metrics."""
+    fn = getattr(device._nvml, "nvmlGpmQueryDeviceSupport", None)
+    if fn is None:
+        return False
+    try:
+        return bool(device._get(f"query GPM support of GPU {device.index}", fn).isSupportedDevice)
+    except NvmlError:
+        return False
+
+
+def _gpm_metrics(device: "NvmlDevice", first: Any, second: Any, metric_ids: Sequence[int]) -> list[float]:
+    """`NvmlDevice.gpm_metrics`: the GPM metrics `metric_ids` between two samples."""
+    nvml = device._nvml
+    request = nvml.c_nvmlGpmMetricsGet_t()
+    request.version = nvml.NVML_GPM_METRICS_GET_VERSION
+    request.numMetrics = len(metric_ids)
+    request.sample1, request.sample2 = first, second
+    for i, metric in enumerate(metric_ids):
+        request.metrics[i].metricId = int(metric)
+    result = _call(nvml, f"read GPM metrics of GPU {device.index}", nvml.nvmlGpmMetricsGet, request)
+    return [float(result.metrics[i].value) for i in range(len(metric_ids))]
+
+
+def _clock(device: "NvmlDevice", what: str, fn: Callable[..., Any], *args: Any) -> int:
+    """One clock query of `device` (``what`` names it in errors), as an int in MHz."""
+    return int(device._get(f"read the {what} of GPU {device.index}", fn, *args))
+
+
+def _supported_graphics_clocks(device: "NvmlDevice", memory_clock_mhz: int | None) -> list[int]:
+    """`NvmlDevice.supported_graphics_clocks_mhz`: graphics clocks at a memory clock, ascending."""
+    if memory_clock_mhz is None:
+        mems = device.supported_memory_clocks_mhz()
+        if not mems:
+            raise NvmlNotSupported(f"GPU {device.index} reports no supported memory clocks")
+        memory_clock_mhz = mems[-1]
+    clocks = device._get(
+        f"list the graphics clocks of GPU {device.index} at memory clock {memory_clock_mhz} MHz",
+        device._nvml.nvmlDeviceGetSupportedGraphicsClocks, int(memory_clock_mhz))
+    return sorted(int(c) for c in clocks)
+
+
 class NvmlDevice:
     """One GPU seen through NVML. Create it with `open_device`.
 
@@ -250,14 +305,7 @@ class NvmlDevice:
         Raises:
             NvmlNotSupported: the GPU keeps no power samples; see `has_power_samples`.
         """
-        kind = getattr(self._nvml, "NVML_TOTAL_POWER_SAMPLES", 0)
-        try:
-            _, samples = self._get(f"read the power samples of GPU {self.index}",
-                                   self._nvml.nvmlDeviceGetSamples, kind, int(since_us))
-        except NvmlNotFound:  # no sample newer than `since_us` yet
-            return []
-        return sorted((int(x.timeStamp), float(x.sampleValue.uiVal) / 1000.0)
-                      for x in samples if int(x.timeStamp) > since_us)
+        return _power_samples(self, since_us)
 
     def has_power_samples(self) -> bool:
         """Whether `power_samples_w` works on this GPU (checked once, then cached)."""
@@ -292,13 +340,7 @@ class NvmlDevice:
 
     def gpm_supported(self) -> bool:
         """Whether the GPU offers GPM metrics (Hopper and newer)."""
-        fn = getattr(self._nvml, "nvmlGpmQueryDeviceSupport", None)
-        if fn is None:
-            return False
-        try:
-            return bool(self._get(f"query GPM support of GPU {self.index}", fn).isSupportedDevice)
-        except NvmlError:
-            return False
+        return _gpm_supported(self)
 
     def gpm_sample(self) -> Any:
         """A GPM sample of the GPU's counters now (free it with `gpm_free`)."""
@@ -313,31 +355,20 @@ class NvmlDevice:
 
     def gpm_metrics(self, first: Any, second: Any, metric_ids: Sequence[int]) -> list[float]:
         """The GPM metrics `metric_ids` over the time between two samples, in their own units."""
-        nvml = self._nvml
-        request = nvml.c_nvmlGpmMetricsGet_t()
-        request.version = nvml.NVML_GPM_METRICS_GET_VERSION
-        request.numMetrics = len(metric_ids)
-        request.sample1, request.sample2 = first, second
-        for i, metric in enumerate(metric_ids):
-            request.metrics[i].metricId = int(metric)
-        result = _call(nvml, f"read GPM metrics of GPU {self.index}", nvml.nvmlGpmMetricsGet, request)
-        return [float(result.metrics[i].value) for i in range(len(metric_ids))]
+        return _gpm_metrics(self, first, second, metric_ids)
 
     # --- clocks ---------------------------------------------------------------------------
     def sm_clock_mhz(self) -> int:
         """The current SM clock, MHz."""
-        return int(self._get(f"read the SM clock of GPU {self.index}",
-                             self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_SM))
+        return _clock(self, "SM clock", self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_SM)
 
     def memory_clock_mhz(self) -> int:
         """The current memory clock, MHz."""
-        return int(self._get(f"read the memory clock of GPU {self.index}",
-                             self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_MEM))
+        return _clock(self, "memory clock", self._nvml.nvmlDeviceGetClockInfo, self._nvml.NVML_CLOCK_MEM)
 
     def max_sm_clock_mhz(self) -> int:
         """The highest SM clock the GPU can run, MHz."""
-        return int(self._get(f"read the maximum SM clock of GPU {self.index}",
-                             self._nvml.nvmlDeviceGetMaxClockInfo, self._nvml.NVML_CLOCK_SM))
+        return _clock(self, "maximum SM clock", self._nvml.nvmlDeviceGetMaxClockInfo, self._nvml.NVML_CLOCK_SM)
 
     def default_sm_clock_mhz(self) -> int:
         """The default (application) graphics clock, MHz.
@@ -346,9 +377,8 @@ class NvmlDevice:
         maximum SM clock, which is what an unlocked data-centre GPU boosts to under load.
         """
         try:
-            return int(self._get(f"read the default application clock of GPU {self.index}",
-                                 self._nvml.nvmlDeviceGetDefaultApplicationsClock,
-                                 self._nvml.NVML_CLOCK_GRAPHICS))
+            return _clock(self, "default application clock", self._nvml.nvmlDeviceGetDefaultApplicationsClock,
+                          self._nvml.NVML_CLOCK_GRAPHICS)
         except NvmlNotSupported:
             return self.max_sm_clock_mhz()
 
@@ -364,15 +394,7 @@ class NvmlDevice:
         Args:
             memory_clock_mhz: the memory clock; ``None`` uses the highest supported one.
         """
-        if memory_clock_mhz is None:
-            mems = self.supported_memory_clocks_mhz()
-            if not mems:
-                raise NvmlNotSupported(f"GPU {self.index} reports no supported memory clocks")
-            memory_clock_mhz = mems[-1]
-        clocks = self._get(
-            f"list the graphics clocks of GPU {self.index} at memory clock {memory_clock_mhz} MHz",
-            self._nvml.nvmlDeviceGetSupportedGraphicsClocks, int(memory_clock_mhz))
-        return sorted(int(c) for c in clocks)
+        return _supported_graphics_clocks(self, memory_clock_mhz)
 
     def set_locked_clocks(self, min_mhz: int, max_mhz: int) -> None:
         """Lock the GPU (SM) clock into ``[min_mhz, max_mhz]``. Needs root; undo with
