@@ -117,7 +117,8 @@ class CudaMeter:
         self.nvml_device: NvmlDevice | None = gpu.nvml_device
         self.device_name, self.driver_version = gpu.device_name, gpu.driver_version
         self.has_energy_counter, self.uses_power_samples = gpu.has_energy_counter, gpu.uses_power_samples
-        """Whether energy windows read the power-sample buffer (asked for, and the GPU keeps one)."""
+        """``uses_power_samples``: whether energy windows read the power-sample buffer (asked for, and
+        the GPU keeps one)."""
         self.last_counters: GpuCounters | None = None
         """GPU counters over the energy windows of the last `measure` (read-only; None without energy)."""
         self.last_busy_frac: float | None = None
