@@ -2,7 +2,8 @@
 row and the transaction that locks it, and running each operation through a `DbRetry`.
 
 `ClaimDb` is the base of `nasenergy.search.claims.ClaimStore`; the workers' leases
-(`nasenergy.search.leases`) and the cells (`nasenergy.search.claim_ledger`) build on it.
+(`nasenergy.search.leases`), the queries of the cells (`nasenergy.search.claim_queries`) and their
+changes (`nasenergy.search.claim_ledger`) build on it.
 """
 
 from __future__ import annotations

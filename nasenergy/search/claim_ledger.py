@@ -1,6 +1,7 @@
 """The ledger of a study's networks: claiming a budget slot for a new network, reopening a
 filtered one, recording one that takes no slot, adopting an orphan, finishing or releasing a claim,
-reconciling the cells with the trials the study holds, and counting them.
+and reconciling the cells with the trials the study holds (counting them and the other read-only
+queries: `nasenergy.search.claim_queries`).
 
 Every change runs in one transaction holding the study's row lock (`ClaimDb._locked`), so "is this
 network new, and is a budget slot free?" and "take it" are one atomic step. The writes are safe to
@@ -17,8 +18,10 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from nasenergy.search.claim_db import retried
-from nasenergy.search.claim_schema import CELLS, DONE, FAILED, FILTERED, RUNNING, SLOT_STATUSES, STUDIES, Cell, row_cell
-from nasenergy.search.leases import WorkerLeases
+from nasenergy.search.claim_queries import BudgetStatus, CellQueries
+from nasenergy.search.claim_schema import CELLS, DONE, FILTERED, RUNNING, SLOT_STATUSES, Cell, row_cell
+
+__all__ = ["BudgetStatus", "ClaimLedger", "ClaimResult", "Reconciled", "StoredTrial"]
 
 
 @dataclass(frozen=True)
@@ -33,36 +36,6 @@ class ClaimResult:
 
     kind: Literal["claimed", "exists", "budget_full"]
     cell: Cell | None
-
-
-@dataclass(frozen=True)
-class BudgetStatus:
-    """Counts of one study.
-
-    Attributes:
-        budget: full evaluations the study may spend.
-        claimed: slots taken (``running`` + ``done``).
-        done: finished full evaluations.
-        running: claimed evaluations not finished yet.
-        orphans: running evaluations whose owner's lease has expired.
-        failed: evaluations that failed (they hold no slot).
-        filtered: networks seen and filtered.
-        live_workers: workers with an unexpired lease.
-    """
-
-    budget: int
-    claimed: int
-    done: int
-    running: int
-    orphans: int
-    failed: int
-    filtered: int
-    live_workers: int
-
-    @property
-    def complete(self) -> bool:
-        """Whether every budget slot holds a finished evaluation."""
-        return self.done >= self.budget
 
 
 @dataclass(frozen=True)
@@ -98,20 +71,9 @@ class Reconciled:
         return bool(self.forgotten or self.reopened)
 
 
-class ClaimLedger(WorkerLeases):
+class ClaimLedger(CellQueries):
     """The cells of one study: its networks and their budget slots (see `ClaimDb` for the
-    arguments)."""
-
-    # ------------------------------------------------------------------ cells
-
-    @retried
-    def lookup(self, canonical: str) -> Cell | None:
-        """The study's cell for ``canonical``, or ``None`` if the network is new."""
-        with self._engine.begin() as conn:
-            row = conn.execute(
-                sa.select(CELLS).where(CELLS.c.study == self.study, CELLS.c.canonical == canonical)
-            ).one_or_none()
-            return row_cell(row) if row is not None else None
+    arguments); the read-only queries (`lookup`, `owns`, `status`, `cells`) are `CellQueries`'."""
 
     @retried
     def claim(self, canonical: str, arch: str, trial_number: int) -> ClaimResult:
@@ -236,18 +198,6 @@ class ClaimLedger(WorkerLeases):
             return bool(result.rowcount)
 
     @retried
-    def owns(self, canonical: str) -> bool:
-        """Whether this worker still holds the running claim on ``canonical`` (``False``: another
-        worker adopted it after this worker's lease expired, or it is closed)."""
-        with self._engine.begin() as conn:
-            owner = conn.execute(
-                sa.select(CELLS.c.owner).where(
-                    CELLS.c.study == self.study, CELLS.c.canonical == canonical, CELLS.c.status == RUNNING
-                )
-            ).scalar_one_or_none()
-            return owner == self.worker_id
-
-    @retried
     def release(self, canonical: str) -> bool:
         """Give back this worker's unfinished claim and its slot (e.g. on Ctrl-C)."""
         with self._locked() as (conn, _, _now):
@@ -306,53 +256,3 @@ class ClaimLedger(WorkerLeases):
                     conn.execute(CELLS.update().where(*where).values(status=RUNNING, owner="", updated_at=now))
                     reopened += 1
         return Reconciled(forgotten=forgotten, reopened=reopened)
-
-    @retried
-    def status(self) -> BudgetStatus:
-        """The study's counts, read in one transaction."""
-        with self._engine.begin() as conn:
-            now = self._now(conn)
-            budget = conn.execute(
-                sa.select(STUDIES.c.budget).where(STUDIES.c.study == self.study)
-            ).scalar_one_or_none()
-            counts: dict[str, int] = dict(
-                conn.execute(
-                    sa.select(CELLS.c.status, sa.func.count())
-                    .where(CELLS.c.study == self.study)
-                    .group_by(CELLS.c.status)
-                ).all()
-            )
-            live = self._live_ids(conn, now)
-            owners = conn.execute(
-                sa.select(CELLS.c.owner).where(CELLS.c.study == self.study, CELLS.c.status == RUNNING)
-            ).scalars()
-            orphans = sum(1 for o in owners if o not in live)
-        running, done = counts.get(RUNNING, 0), counts.get(DONE, 0)
-        return BudgetStatus(
-            budget=int(budget or 0),
-            claimed=running + done,
-            done=done,
-            running=running,
-            orphans=orphans,
-            failed=counts.get(FAILED, 0),
-            filtered=counts.get(FILTERED, 0),
-            live_workers=len(live),
-        )
-
-    @retried
-    def cells(self) -> list[Cell]:
-        """Every cell of the study, in claim order."""
-        with self._engine.begin() as conn:
-            rows = conn.execute(
-                sa.select(CELLS).where(CELLS.c.study == self.study).order_by(CELLS.c.updated_at)
-            ).all()
-            return [row_cell(r) for r in rows]
-
-    def _count(self, conn: sa.Connection, statuses: tuple[str, ...]) -> int:
-        return int(
-            conn.execute(
-                sa.select(sa.func.count())
-                .select_from(CELLS)
-                .where(CELLS.c.study == self.study, CELLS.c.status.in_(statuses))
-            ).scalar_one()
-        )

@@ -34,8 +34,9 @@ finds its own row and succeeds.
 
 The parts, each with one job: `nasenergy.search.claim_schema` (the tables, a cell's statuses),
 `nasenergy.search.claim_db` (the engine, the clock, the study's row and its lock, retries),
-`nasenergy.search.leases` (workers, their leases and the `Heartbeat`) and
-`nasenergy.search.claim_ledger` (the cells: claims, their ends, reconciling, counting). Their
+`nasenergy.search.leases` (workers, their leases and the `Heartbeat`),
+`nasenergy.search.claim_queries` (reading the cells: lookups, counts) and
+`nasenergy.search.claim_ledger` (changing the cells: claims, their ends, reconciling). Their
 public names are importable from here.
 """
 
