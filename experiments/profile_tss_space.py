@@ -79,8 +79,8 @@ from nasenergy.hardware.recorded import (
     write_profile,
 )
 from search_spaces import get_space
-from lib.profile_rows import (agreement_row, class_seconds, complete_rows, fill_empty, merge_rows,
-                              parse_fill, steady_rows, write_agreement)
+from lib.profile_rows import (agreement_row, class_seconds, complete_rows, fill_empty, merge_rows, parse_fill,
+                              random_pick, steady_rows, stratified_pick, write_agreement)
 
 SETTINGS_FP16 = ("fp16", 1024, None)  # None: the meter measures in the faster memory format
 SETTINGS_FP32 = ("fp32", 256, None)
@@ -366,38 +366,51 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_remeasure(args: argparse.Namespace) -> int:
-    import numpy as np
+    """Re-measure N classes of the profile at `--dataset`'s input, in the settings they were
+    recorded in (precision, batch, the faster memory format chosen again), and report the agreement."""
     import torch
 
     if not torch.cuda.is_available():
         print("error: re-measuring needs a CUDA GPU", file=sys.stderr)
         return 2
     space = get_space(args.space)
-    rows = [r for r in read_profile(args.profile) if r["precision"] == "fp16"]
-    if not rows:
-        print(f"error: {args.profile} has no fp16 rows", file=sys.stderr)
+    shape = shape_to_str(space.input_shape(args.dataset))
+    recorded: dict[str, dict[str, dict[str, str]]] = collections.defaultdict(dict)
+    for row in read_profile(args.profile):
+        if row["input_shape"] == shape and row["precision"] in args.precisions:
+            recorded[row["canonical_arch"]][row["precision"]] = row
+    classes = sorted(a for a, by in recorded.items() if "fp16" in by or len(args.precisions) == 1)
+    if not classes:
+        print(f"error: {args.profile} has no {'/'.join(args.precisions)} rows at input {shape}", file=sys.stderr)
         return 2
-    pick = np.random.default_rng(args.seed).choice(len(rows), size=min(args.n, len(rows)), replace=False)
+    first = args.precisions[0]
+    key = [float(recorded[a].get(first, next(iter(recorded[a].values())))["throughput_img_per_s"]) for a in classes]
+    pick = stratified_pick(key, args.n, args.seed) if args.stratify else random_pick(len(classes), args.n, args.seed)
+    settings = [s for s in (SETTINGS_FP16, SETTINGS_FP32) if s[0] in args.precisions]
     meter = CudaMeter(**_energy_options(args))
-    out_rows = []
-    for i in sorted(int(i) for i in pick):
-        old = measurement_from_row(rows[i])
-        arch = space.parse(rows[i]["canonical_arch"])
-        deployed = old.network_form == "deployed"
-        model = space.build_deployed(arch, "cifar10") if deployed else space.build(arch, "cifar10")
-        fmt = old.memory_format or "channels_last"
-        new = meter.measure(model, space.input_shape("cifar10"), batch_size=old.batch_size,
-                            precision=old.precision, channels_last=fmt == "channels_last")
-        out_rows.append(agreement_row(
-            str(arch), old.throughput_img_per_s, new.throughput_img_per_s, old.energy_j_per_img,
-            new.energy_j_per_img, (rows[i]["measured_at"], _utc_now()),
-            (rows[i]["gpu_uuid"], _run_columns(meter)["gpu_uuid"])))
+    out_rows, start = [], time.monotonic()
+    for i in pick:
+        if args.time_limit_s is not None and time.monotonic() - start > args.time_limit_s:
+            print(f"time limit: stopping after {len(out_rows)} rows", flush=True)
+            break
+        arch = space.parse(classes[i])
+        mine = [s for s in settings if s[0] in recorded[classes[i]]]
+        for new in _measure_rows(meter, space, arch, prepare(space, arch, mine, args.dataset), mine,
+                                 torch.__version__, args.dataset):
+            old = recorded[classes[i]][new["precision"]]
+            out_rows.append({"precision": new["precision"], **agreement_row(
+                classes[i], float(old["throughput_img_per_s"]), float(new["throughput_img_per_s"]),
+                float(old["energy_j_per_img"]) if old["energy_j_per_img"] else None,
+                float(new["energy_j_per_img"]) if new["energy_j_per_img"] else None,
+                (old["measured_at"], new["measured_at"]), (old.get("gpu_uuid", ""), new["gpu_uuid"]))})
     meter.close()
+    how = "a throughput-stratified sample of" if args.stratify else "a random sample of"
     return write_agreement(
         args.out, out_rows,
-        f"{len(out_rows)} random classes of `{args.profile.name}` re-measured on "
-        f"{meter.device_name} (driver {meter.driver_version}, torch {torch.__version__}) "
-        f"at {_utc_now()}")
+        f"{len({r['canonical_arch'] for r in out_rows})} classes ({how} the {len(classes)} classes of "
+        f"`{args.profile.name}` at input {shape}, seed {args.seed}) re-measured ({', '.join(args.precisions)}) on "
+        f"{meter.device_name} (driver {meter.driver_version}, torch {torch.__version__}) at {_utc_now()}, "
+        f"energy window {meter.energy_window_s} s x {meter.energy_repeats}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -509,6 +522,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--energy-window-s", type=float, help="default: the meter's")
     r.add_argument("--energy-repeats", type=int, help="default: the meter's")
+    r.add_argument("--energy-warmup-s", type=float, help="default: the meter's")
+    r.add_argument("--dataset", choices=("cifar10", "cifar100", "ImageNet16-120"), default="cifar10",
+                   help="the rows at this dataset's input shape, measured with its class count")
+    r.add_argument("--precisions", type=lambda t: tuple(t.split(",")), default=("fp16",),
+                   help="comma list of the precisions to re-measure (fp16, fp32; default fp16)")
+    r.add_argument("--stratify", action="store_true",
+                   help="one class from each of N equal strata of the recorded throughput, not N at random")
+    r.add_argument("--time-limit-s", type=float, help="stop measuring after this many seconds")
     c = sub.add_parser("compare", help="agreement of two chunk or profile CSVs on the networks both hold")
     c.add_argument("earlier", type=Path)
     c.add_argument("later", type=Path)

@@ -81,8 +81,47 @@ def agreement_row(arch: str, throughput_old: float, throughput_new: float, energ
     }
 
 
+def random_pick(n_items: int, n: int, seed: int) -> list[int]:
+    """`n` distinct positions of `n_items`, seeded, in increasing order."""
+    import numpy as np
+
+    return sorted(int(i) for i in np.random.default_rng(seed).choice(n_items, size=min(n, n_items), replace=False))
+
+
+def stratified_pick(values: list[float], n: int, seed: int) -> list[int]:
+    """One position from each of `n` strata of equal size of `values` sorted (all of them when
+    there are fewer than `n`), seeded, in increasing order: a sample that spans the whole range."""
+    import numpy as np
+
+    order = np.argsort(np.asarray(values, dtype=float), kind="stable")
+    if n >= len(order):
+        return sorted(int(i) for i in order)
+    rng = np.random.default_rng(seed)
+    return sorted(int(rng.choice(stratum)) for stratum in np.array_split(order, n))
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    """Spearman's rank correlation of `x` and `y` (average ranks for ties)."""
+    from scipy.stats import spearmanr  # lazy: scipy only for the statistics
+
+    return float(spearmanr(x, y).statistic) if len(x) >= 3 else float("nan")
+
+
+def _agreement_lines(rows: list[dict[str, Any]], label: str) -> list[str]:
+    lines = []
+    for q in ("throughput", "energy"):
+        ok = [r for r in rows if r[f"{q}_rel_diff"] != ""]
+        if ok:
+            d = [abs(float(r[f"{q}_rel_diff"])) for r in ok]
+            rho = spearman([float(r[f"{q}_old"]) for r in ok], [float(r[f"{q}_new"]) for r in ok])
+            lines.append(f"| {label}{q} | {len(ok)} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % | "
+                         f"{rho:.4f} |")
+    return lines
+
+
 def write_agreement(out: Path, out_rows: list[dict[str, Any]], what: str) -> int:
-    """Writes ``agreement.csv`` and a ``README.md`` with the median and worst differences."""
+    """Writes ``agreement.csv`` and a ``README.md`` with the median and worst differences and the
+    Spearman correlation of recorded and new figures (per precision where the rows name one)."""
     if not out_rows:
         print("error: no network is in both measurements", file=sys.stderr)
         return 2
@@ -93,11 +132,12 @@ def write_agreement(out: Path, out_rows: list[dict[str, Any]], what: str) -> int
         w.writerows(out_rows)
     lines = ["# Profile agreement", "",
              f"{what}; relative difference = new / recorded - 1. All figures measured.", "",
-             "| quantity | median abs. rel. diff | worst abs. rel. diff |", "|---|---|---|"]
-    for q in ("throughput", "energy"):
-        d = [abs(float(r[f"{q}_rel_diff"])) for r in out_rows if r[f"{q}_rel_diff"] != ""]
-        if d:
-            lines.append(f"| {q} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % |")
+             "| quantity | rows | median abs. rel. diff | worst abs. rel. diff | Spearman (recorded, new) |",
+             "|---|---|---|---|---|"]
+    precisions = sorted({str(r.get("precision", "")) for r in out_rows})
+    for precision in precisions:
+        lines += _agreement_lines([r for r in out_rows if str(r.get("precision", "")) == precision],
+                                  f"{precision} " if precision else "")
     counters = [k for k in out_rows[0] if k.endswith("_diff_pp")]
     if any(r[k] != "" for r in out_rows for k in counters):
         lines += ["", "| GPU counter | median abs. diff | 90th percentile | worst |", "|---|---|---|---|"]
