@@ -17,7 +17,9 @@ from search_spaces._datasets import (
     DatasetInfo,
     canonical_dataset,
     dataset_info,
+    dataset_names,
     nats_dataset_name,
+    register_dataset,
 )
 from search_spaces._network_spec import LayerSpec, NetworkSpec
 from search_spaces._protocol import Arch, SpaceProtocol
@@ -57,8 +59,10 @@ __all__ = [
     "TSSSpace",
     "canonical_dataset",
     "dataset_info",
+    "dataset_names",
     "get_space",
     "nats_dataset_name",
+    "register_dataset",
     "register_space",
     "space_names",
 ]

@@ -48,6 +48,41 @@ _INFOS: dict[str, DatasetInfo] = {
 _BY_SPELLING: dict[str, str] = {n.lower(): n for n in DATASETS} | DATASET_ALIASES
 
 
+def register_dataset(info: DatasetInfo, *, aliases: tuple[str, ...] = (), replace: bool = False) -> DatasetInfo:
+    """Add a dataset to the vocabulary: the spaces then build and count networks for its input
+    shape and class count, and `canonical_dataset` resolves its name and `aliases` (any case).
+    Its accuracies come from an oracle of the user's (NATS-Bench's tables hold only `DATASETS`).
+
+    Raises:
+        ValueError: a malformed `info`, a name or alias already taken (unless `replace`, which
+            may not replace one of `DATASETS`), or a NATS training-set name.
+    """
+    name = info.name.strip() if isinstance(info.name, str) else ""
+    shape = tuple(info.input_shape)
+    if not name or len(shape) != 3 or any(not isinstance(v, int) or v < 1 for v in shape) \
+            or not isinstance(info.num_classes, int) or info.num_classes < 1:
+        raise ValueError(f"a dataset needs a name, an input shape (C, H, W) of positive ints and a positive "
+                         f"class count; got {info!r}")
+    spellings = [name.lower(), *(a.strip().lower() for a in aliases)]
+    for spelling in spellings:
+        taken = _BY_SPELLING.get(spelling)
+        if spelling in NATS_TRAINING_SETS or (taken is not None and taken in DATASETS):
+            raise ValueError(f"dataset spelling {spelling!r} belongs to NATS-Bench's {taken or spelling!r}")
+        if taken is not None and taken != name and not replace:
+            raise ValueError(f"dataset spelling {spelling!r} is taken by {taken!r} (pass replace=True)")
+        if taken == name and not replace:
+            raise ValueError(f"dataset {name!r} is already registered (pass replace=True)")
+    info = DatasetInfo(name, info.num_classes, (shape[0], shape[1], shape[2]))
+    _INFOS[name] = info
+    _BY_SPELLING.update(dict.fromkeys(spellings, name))
+    return info
+
+
+def dataset_names() -> tuple[str, ...]:
+    """Every dataset name `canonical_dataset` resolves to: `DATASETS`, then the registered ones."""
+    return tuple(_INFOS)
+
+
 def canonical_dataset(name: str) -> str:
     """The name in `DATASETS` of a dataset given in any of its spellings: the name itself or an
     alias of `DATASET_ALIASES`, case-insensitive, surrounding blanks ignored (``CIFAR-10`` ->
@@ -66,7 +101,7 @@ def canonical_dataset(name: str) -> str:
             "'x-valid' instead"
         )
     aliases = ", ".join(DATASET_ALIASES)
-    raise UnknownDatasetError(f"unknown dataset {name!r}; expected one of {', '.join(DATASETS)} "
+    raise UnknownDatasetError(f"unknown dataset {name!r}; expected one of {', '.join(_INFOS)} "
                               f"(or an alias: {aliases})")
 
 
