@@ -35,7 +35,7 @@ from nasenergy.search.front_table import front_table
 from nasenergy.search.filter_yield import YIELD_AFTER
 from nasenergy.search.redirect import REDIRECT_AFTER, REDIRECT_BATCH
 from nasenergy.search.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
-from search_spaces import DATASETS, space_names
+from search_spaces import dataset_names, space_names
 from nasenergy.search.run_files import load_run
 
 _DEFAULTS = SearchConfig()
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")
     what.add_argument("--space", choices=space_names(), default=_DEFAULTS.space,
                       help="NATS-Bench topology (tss) or size (sss) space (default %(default)s)")
-    what.add_argument("--dataset", type=dataset_arg, choices=DATASETS, default=_DEFAULTS.dataset,
+    what.add_argument("--dataset", type=dataset_arg, choices=dataset_names(), default=_DEFAULTS.dataset,
                       help="default %(default)s (any spelling: cifar-10, imagenet16, ...)")
     what.add_argument("--objectives", type=str, default=None,
                       help=f"comma-separated subset of {','.join(OBJECTIVE_NAMES)} (default {','.join(_DEFAULTS.objectives)}; "

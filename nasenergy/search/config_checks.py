@@ -21,7 +21,7 @@ from nasenergy.search.config_values import check_choice, parse_search_metric
 from nasenergy.search.dvfs_modes import DVFS_MODES
 from nasenergy.search.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.study_identity import resolved_study_name, run_folder, study_defining
-from search_spaces import DATASETS, space_names
+from search_spaces import dataset_names, space_names
 
 STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 """What ``--study-name`` may be: 1-100 letters, digits, ``.``, ``_`` or ``-``, starting with a
@@ -36,7 +36,7 @@ def check_settings(settings: SearchSettings) -> None:
         DataNotFoundError: ``benchmark`` names a path that does not exist.
     """
     check_choice("--space", settings.space, space_names())
-    check_choice("--dataset", settings.dataset, DATASETS)
+    check_choice("--dataset", settings.dataset, dataset_names())
     check_choice("--hardware", settings.hardware, METERS.choices(AUTO))
     check_choice("--precision", settings.precision, PRECISIONS)
     check_choice("--filter", settings.filter, FILTERS.choices())
