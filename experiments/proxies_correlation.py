@@ -50,7 +50,11 @@ ACCURACY_COLUMNS = {
     ("cifar100", 12): "cifar100_valid_acc_12ep", ("cifar100", 200): "cifar100_test_acc_200ep",
     ("ImageNet16-120", 12): "imagenet16_valid_acc_12ep", ("ImageNet16-120", 200): "imagenet16_test_acc_200ep",
 }
-UTILIZATION = (("utilization_fp16", "fp16", "1024"), ("utilization_fp32", "fp32", "256"))
+UTILIZATION = (("utilization_fp16", "fp16", "1024", "3x32x32"), ("utilization_fp32", "fp32", "256", "3x32x32"),
+               ("utilization_fp16_16x16", "fp16", "1024", "3x16x16"), ("utilization_fp32_16x16", "fp32", "256", "3x16x16"))
+"""Utilization predictors: (name, precision, batch size, input shape of the profile rows). The
+16x16 ones are ImageNet16-120's own input and count only for that dataset."""
+OWN_INPUT_ONLY = {"utilization_fp16_16x16": "ImageNet16-120", "utilization_fp32_16x16": "ImageNet16-120"}
 PREDICTORS = (*TABLE_PROXIES, *(u[0] for u in UTILIZATION))
 FIELDS = ("dataset", "epochs", "subset", "level", "predictor", "n_cells", "n_networks", "spearman_rho",
           "ci95_low", "ci95_high")
@@ -77,8 +81,8 @@ def read_utilization(path: Path = PROFILE) -> dict[str, dict[int, float]]:
     out: dict[str, dict[int, float]] = {u[0]: {} for u in UTILIZATION}
     with gzip.open(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
-            for name, precision, batch in UTILIZATION:
-                if r["precision"] == precision and r["batch_size"] == batch:
+            for name, precision, batch, shape in UTILIZATION:
+                if r["precision"] == precision and r["batch_size"] == batch and r["input_shape"] == shape:
                     out[name][int(r["arch_index"])] = float(r["utilization"])
     return out
 
@@ -101,6 +105,8 @@ def correlate(x: np.ndarray, y: np.ndarray, groups: np.ndarray, rng: np.random.G
     ok = ~np.isnan(x) & ~np.isnan(y)
     x, y, groups = x[ok], y[ok], groups[ok]
     point = _rho(x, y)
+    if len(x) == 0:
+        return point, math.nan, math.nan
     ids, inverse = np.unique(groups, return_inverse=True)
     members = [np.flatnonzero(inverse == k) for k in range(len(ids))]
     boots = []
@@ -126,7 +132,8 @@ def correlations(table: dict[tuple[str, int], dict[str, float]], accuracy: dict[
         groups = rep_index[cells]
         values = {p: np.array([table[(dataset, int(g))][p] for g in groups]) for p in TABLE_PROXIES}
         for name, by_rep in utilization.items():
-            values[name] = np.array([by_rep.get(int(g), math.nan) for g in groups])
+            own = OWN_INPUT_ONLY.get(name, dataset) == dataset
+            values[name] = np.array([by_rep.get(int(g), math.nan) if own else math.nan for g in groups])
         for epochs in (12, 200):
             acc = accuracy[ACCURACY_COLUMNS[(dataset, epochs)]][cells]
             for subset in ("all", "top_half"):
@@ -143,8 +150,9 @@ def correlations(table: dict[tuple[str, int], dict[str, float]], accuracy: dict[
                     for predictor in PREDICTORS:
                         rho, lo, hi = correlate(cols[predictor], y, gg, rng, draws)
                         out.append({"dataset": dataset, "epochs": epochs, "subset": subset, "level": level,
-                                    "predictor": predictor, "n_cells": int(keep.sum()),
-                                    "n_networks": len(np.unique(g)), "spearman_rho": round(rho, 4),
+                                    "predictor": predictor, "n_cells": int((~np.isnan(values[predictor][keep])).sum()),
+                                    "n_networks": len(np.unique(g[~np.isnan(values[predictor][keep])])),
+                                    "spearman_rho": round(rho, 4),
                                     "ci95_low": round(lo, 4), "ci95_high": round(hi, 4)})
     return out
 
@@ -161,7 +169,8 @@ def write_readme(out: Path, rows: list[dict[str, object]], tables: Sequence[Path
         "epochs: test accuracy), every cell a point (`cell` level), in brackets the 95 % bootstrap interval "
         f"({draws} draws resampling deployed networks). `top_half`: cells at or above the median accuracy of "
         "those included. Proxies are computed on each cell's deployed network at the dataset's input and class "
-        "count; utilization is the H200 profile's (3x32x32 input for every dataset). `correlations.csv` also has "
+        "count; utilization is the H200 profile's at 3x32x32 for every dataset, and for ImageNet16-120 also at its own "
+        "3x16x16 input (`_16x16`, over the networks the 16x16 profile holds so far). `correlations.csv` also has "
         "the `network` level (one point per deployed network). FLOPs and params are the deployed network's, "
         "which for cells with dead edges are smaller than NATS-Bench's figures of the network as built.",
         "",
@@ -176,6 +185,11 @@ def write_readme(out: Path, rows: list[dict[str, object]], tables: Sequence[Path
                   "| predictor | 12 ep, all | 12 ep, top half | 200 ep, all | 200 ep, top half |",
                   "| --- | --- | --- | --- | --- |"]
         for predictor in PREDICTORS:
+            mine = [r for r in sel if r["predictor"] == predictor and r["subset"] == "all"]
+            n_mine = max(int(r["n_networks"]) for r in mine)
+            if n_mine == 0:
+                continue
+            label = predictor if n_mine == n_nets else f"{predictor} ({n_mine} networks)"
             cells = []
             for epochs in (12, 200):
                 for subset in ("all", "top_half"):
@@ -183,7 +197,7 @@ def write_readme(out: Path, rows: list[dict[str, object]], tables: Sequence[Path
                              and r["predictor"] == predictor)
                     cells.append(f"{r['spearman_rho']:.3f} [{r['ci95_low']:.2f}, {r['ci95_high']:.2f}]"
                                  if math.isfinite(float(r["spearman_rho"])) else "n/a")
-            lines.append(f"| {predictor} | " + " | ".join(cells) + " |")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [
         "Published figures for scale (NAS-Bench-201, CIFAR-10, all 15,625 cells, networks as built, real "

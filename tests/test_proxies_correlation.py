@@ -41,6 +41,8 @@ def test_correlations_of_a_tiny_table(load_experiment, tmp_path):
     assert all(math.isfinite(float(r["spearman_rho"])) for r in rows if r["predictor"] == "jacov")
     readme = (tmp_path / "out" / "README.md").read_text()
     assert "**a test**" in readme and "## cifar10" in readme and "## cifar100" not in readme
+    assert "| utilization_fp16_16x16" not in readme  # ImageNet16-120's own input counts for that dataset only
+    assert {r["n_networks"] for r in rows if r["predictor"].endswith("_16x16")} == {"0"}
 
 
 def test_a_missing_table_is_a_one_line_error(load_experiment, tmp_path, capsys):
