@@ -208,32 +208,49 @@ def write_readme(out: Path, rows: list[dict[str, object]], tables: Sequence[Path
     (out / "README.md").write_text("\n".join(lines))
 
 
-def run(args: argparse.Namespace) -> int:
-    tables = [Path(p) for p in args.table] if args.table else [default_table_path("tss")]
+def load_tables(given: Sequence[str] | None, space: str) -> tuple[list[Path], dict[tuple[str, int], dict[str, float]]]:
+    """The proxy tables to read (`given`, else the space's shipped one) and their rows.
+
+    Raises:
+        UsageError: a table is missing or they hold no rows.
+    """
+    tables = [Path(p) for p in given] if given else [default_table_path(space)]
     for p in tables:
         if not p.is_file():
-            raise UsageError(f"no proxy table at {p} (build it with experiments/proxies_table.py)")
+            hint = " --space sss" if space == "sss" else ""
+            raise UsageError(f"no proxy table at {p} (build it with experiments/proxies_table.py{hint})")
     table = read_table(tables)
     if not table:
         raise UsageError("the proxy table has no rows")
+    return tables, table
+
+
+def write_correlations(out: Path, rows: list[dict[str, object]], fields: Sequence[str]) -> None:
+    """``correlations.csv`` in `out` (made if missing)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "correlations.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(fields))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    tables, table = load_tables(args.table, "tss")
     space = get_space("tss")
     rep_index = np.array([space.index(space.deployed_representative(a)) for a in space.enumerate()])
     rows = correlations(table, read_accuracy(), read_utilization(), rep_index, draws=args.draws, seed=args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "correlations.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    write_readme(out, rows, tables, args.note, args.draws)
-    print(f"{len(rows)} correlations -> {out}")
+    write_correlations(Path(args.out), rows, FIELDS)
+    write_readme(Path(args.out), rows, tables, args.note, args.draws)
+    print(f"{len(rows)} correlations -> {args.out}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="experiments/proxies_correlation.py", description=__doc__.split("\n\n")[0])
+def build_parser(prog: str = "experiments/proxies_correlation.py", description: str = __doc__.split("\n\n")[0],
+                 default_out: Path = DEFAULT_OUT) -> argparse.ArgumentParser:
+    """The options of a correlation script (this one's, or the size space's with its own defaults)."""
+    p = OneLineParser(prog=prog, description=description)
     p.add_argument("--table", action="append", help="proxy table or chunk CSV (repeatable; default the shipped one)")
-    p.add_argument("--out", default=str(DEFAULT_OUT))
+    p.add_argument("--out", default=str(default_out))
     p.add_argument("--draws", type=int, default=200, help="bootstrap draws (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     p.add_argument("--note", default="", help="a line printed at the top of the README (e.g. 'a sample')")

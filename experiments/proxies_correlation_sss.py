@@ -32,11 +32,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proxies_correlation import correlate, read_table  # noqa: E402  (the same statistics as for TSS)
+# the same options, statistics and files as for TSS
+from proxies_correlation import build_parser as correlation_parser  # noqa: E402
+from proxies_correlation import correlate, load_tables, write_correlations  # noqa: E402
 
-from nasenergy._cli import OneLineParser, run_main  # noqa: E402
-from nasenergy.errors import UsageError  # noqa: E402
-from nasenergy.proxies.table import TABLE_PROXIES, default_table_path  # noqa: E402
+from nasenergy._cli import run_main  # noqa: E402
+from nasenergy.proxies.table import TABLE_PROXIES  # noqa: E402
 from search_spaces import DATASETS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,33 +144,16 @@ def write_readme(out: Path, rows: list[dict[str, object]], tables: Sequence[Path
 
 
 def run(args: argparse.Namespace) -> int:
-    tables = [Path(p) for p in args.table] if args.table else [default_table_path("sss")]
-    for p in tables:
-        if not p.is_file():
-            raise UsageError(f"no proxy table at {p} (build it with experiments/proxies_table.py --space sss)")
-    table = read_table(tables)
-    if not table:
-        raise UsageError("the proxy table has no rows")
+    tables, table = load_tables(args.table, "sss")
     rows = correlations(table, read_accuracy(), read_utilization(), draws=args.draws, seed=args.seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "correlations.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    write_readme(out, rows, tables, args.note, args.draws)
-    print(f"{len(rows)} correlations -> {out}")
+    write_correlations(Path(args.out), rows, FIELDS)
+    write_readme(Path(args.out), rows, tables, args.note, args.draws)
+    print(f"{len(rows)} correlations -> {args.out}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="experiments/proxies_correlation_sss.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--table", action="append", help="proxy table or chunk CSV (repeatable; default the shipped one)")
-    p.add_argument("--out", default=str(DEFAULT_OUT))
-    p.add_argument("--draws", type=int, default=200, help="bootstrap draws (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
-    p.add_argument("--note", default="", help="a line printed at the top of the README (e.g. 'a sample')")
-    return p
+    return correlation_parser("experiments/proxies_correlation_sss.py", __doc__.split("\n\n")[0], DEFAULT_OUT)
 
 
 def main(argv: list[str] | None = None) -> int:
