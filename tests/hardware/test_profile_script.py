@@ -228,7 +228,7 @@ def test_compare_reports_the_differences_of_the_networks_both_hold(script, tss, 
     assert [r["canonical_arch"] for r in rows] == [r["canonical_arch"] for r in later]
     assert all(float(r["throughput_rel_diff"]) == pytest.approx(0.02) for r in rows)
     assert all(float(r["energy_rel_diff"]) == pytest.approx(-0.1) for r in rows)
-    assert "| energy | 10.00 % | 10.00 % |" in (out / "README.md").read_text()
+    assert "| energy | 4 | 10.00 % | 10.00 % | 1.0000 |" in (out / "README.md").read_text()
     capsys.readouterr()
     assert script.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "x.csv"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == "error: no network is in both measurements"
