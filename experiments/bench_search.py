@@ -40,14 +40,14 @@ from pathlib import Path
 from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.recorded import RecordedMeter
-from nasenergy.search.network_key import measured_form, network_key_fn
+from nasenergy.run.network_key import measured_form, network_key_fn
 from nasenergy.oracles import load_oracle
 from nasenergy.paths import shared_data_dir
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.components import Components, arch_measurer, build_components, make_dvfs, make_filter
-from nasenergy.search.coverage import profile_coverage
-from nasenergy.search.objectives import hv_hypervolume, points_of
-from nasenergy.search.run_files import load_run
+from nasenergy.search.command.components import Components, arch_measurer, build_components, make_dvfs, make_filter
+from nasenergy.search.command.coverage import profile_coverage
+from nasenergy.run.objectives import hv_hypervolume, points_of
+from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 from search_spaces import get_space
 

@@ -5,7 +5,7 @@ Each budget runs ``python -m nasenergy.search --budget B`` once, as a user runs 
 settings: recorded profile on a machine without a GPU, tss, cifar10, the dominance filter, TPE), in
 a fresh run folder, as a child process. A row records the exit status, the full evaluations, the
 candidates and their outcomes, candidates per evaluation, evaluations the filter yielded on
-(`nasenergy.search.filter_yield`), and the wall time
+(`nasenergy.search.loop.filter_yield`), and the wall time
 (``measured`` on this machine, with the load average at the start: the machine may be shared).
 
 The quality measure is fixed before looking: the run must end with exactly ``B`` evaluations
@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 COLUMNS = (
     "budget", "seed", "workers", "storage", "exit_code", "evaluated", "candidates", "candidates_per_evaluation", "duplicate", "filtered",

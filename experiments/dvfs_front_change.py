@@ -30,7 +30,7 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.objectives import objectives_for
 from nasenergy.pareto import ParetoFront
-from nasenergy.search.components import build_components
+from nasenergy.search.command.components import build_components
 
 from lib.efficiency_front import OBJECTIVES, Subspace, build_subspace, possible_accuracies, search_config
 from lib.efficiency_runs import network_of, read_run

@@ -5,7 +5,7 @@ same structure once ``none`` edges and dead ops are gone). NATS-Bench trained ev
 own, so the cells that spell one deployed network carry different recorded accuracies, the
 training noise of one function. The search-efficiency yardstick (``experiments/search_efficiency.py``)
 takes its true front over cells and every recorded run, so a front point holds the *luckiest*
-cell's accuracy. A search, however, evaluates each network once (`nasenergy.search.network_key`:
+cell's accuracy. A search, however, evaluates each network once (`nasenergy.run.network_key`:
 canonical class and deployed structure), with the accuracy of whichever cell of the class it
 proposed first; a later cell of the class is a duplicate.
 
@@ -105,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"--datasets: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(DATASETS)}")
     if args.draws < 1:
         raise UsageError(f"--draws must be at least 1, got {args.draws}")
-    from nasenergy.search.components import build_components  # lazy: loads the profile and the tables
+    from nasenergy.search.command.components import build_components  # lazy: loads the profile and the tables
 
     args.out.mkdir(parents=True, exist_ok=True)
     shares_rows: list[dict[str, Any]] = []

@@ -4,7 +4,7 @@ Runs the same live search (same seed, same budget, same settings) with ``--worke
 of ``--workers-list`` (default 1, 2, 4, ... and all visible GPUs), once per storage: the journal
 file in a run folder on local disk, and PostgreSQL when ``--postgres URL`` is given (each run its
 own study). With ``--hardware cuda`` worker k is pinned to GPU k of ``CUDA_VISIBLE_DEVICES``
-(`nasenergy.search.runner`), exactly as ``python -m nasenergy.search --workers N --hardware cuda``
+(`nasenergy.search.workers.runner`), exactly as ``python -m nasenergy.search --workers N --hardware cuda``
 does. ``--hardware fake`` runs on any CPU with `nasenergy.testing.FakeMeter` acting as board k in
 worker k (synthetic figures; what it measures is the machinery's overhead: spawn, start-up,
 database, sampler), for the tests and for a dry run.
@@ -25,7 +25,7 @@ Fewer visible GPUs than the largest N asked for is refused in one line (exit 2),
 pins them, and the run is a smoke test of the pinning and of the shared study, not a speed-up
 (its rows say ``gpus_shared``, and no speed-up is computed for them). With workers on two or more
 distinct GPUs, the search first measures the reference networks on each (the cross-board
-calibration, `nasenergy.search.board_step`); its seconds are in ``board_calibration_s`` and
+calibration, `nasenergy.search.loop.board_step`); its seconds are in ``board_calibration_s`` and
 inside ``wall_s``.
 
 Usage::
@@ -57,9 +57,9 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.registry import MeterKind, register_meter
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.components import Components, build_components
-from nasenergy.search.env_info import gpu_info
-from nasenergy.search.run_files import load_run
+from nasenergy.search.command.components import Components, build_components
+from nasenergy.search.command.env_info import gpu_info
+from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 
 FAKE = "fake-board"

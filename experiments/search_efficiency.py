@@ -3,7 +3,7 @@
 Compares random search, TPE and NSGA-II without a filter, TPE with the threshold and the
 dominance-aware utilization filters, and TPE with the dominance filter and screening
 (``tpe+dominance+screen``: ``--screen 4`` of ``python -m nasenergy.search``, see
-`nasenergy.search.screening`), on three objectives: accuracy (12-epoch x-valid of CIFAR-10, or of ``--dataset``, the
+`nasenergy.search.loop.screening`), on three objectives: accuracy (12-epoch x-valid of CIFAR-10, or of ``--dataset``, the
 NATS-Bench search metric) ↑, throughput at the energy-optimal clock ↑ and energy per image at that
 clock ↓. Throughput and energy come from the recorded H200 profile (default clock, **recorded**)
 and the DVFS model with the extrapolated H200 parameters (optimal clock, **modelled**); accuracy
@@ -54,7 +54,7 @@ from pathlib import Path
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
-from nasenergy.search.config import DEFAULT_PATIENCE
+from nasenergy.search.command.config import DEFAULT_PATIENCE
 
 from lib.efficiency_front import (
     DATASET,

@@ -74,8 +74,8 @@ from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
 from nasenergy.proxies.table import default_table_path
 from nasenergy.proxies.table import read_rows as read_proxy_rows
 from nasenergy.search import run_search
-from nasenergy.search.components import build_components
-from nasenergy.search.config import SearchConfig
+from nasenergy.search.command.components import build_components
+from nasenergy.search.command.config import SearchConfig
 from nasenergy.quality import default_floor_pct, region_from_points
 from nasenergy.pareto import non_dominated_mask
 from search_spaces import get_space

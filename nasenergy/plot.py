@@ -27,7 +27,7 @@ from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.quality import DeployRegion
-from nasenergy.run_plots import (
+from nasenergy.run.plots import (
     draw_run,
     hypervolume_series,
     plot_final_hypervolume,
@@ -36,8 +36,8 @@ from nasenergy.run_plots import (
     quality_label,
     readable_title,
 )
-from nasenergy.run_quality import declared_floor, region_of
-from nasenergy.search.run_files import load_run
+from nasenergy.run.quality import declared_floor, region_of
+from nasenergy.run.files import load_run
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 FINAL_PNG = "hypervolume_final.png"

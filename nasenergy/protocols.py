@@ -18,7 +18,7 @@ protocol                     what follows it / how a new one is registered
                              `search_spaces.register_space`
 `ClockBackend`               where DVFS operating points come from (`nasenergy.dvfs`)
 `RunView`                    what a run's report and plots read of a run
-                             (`nasenergy.search.run_files.RunRecord`)
+                             (`nasenergy.run.files.RunRecord`)
 ===========================  =================================================================
 
 Importing this module imports neither torch nor optuna.
@@ -50,9 +50,9 @@ __all__ = [
 
 @runtime_checkable
 class RunView(Protocol):
-    """A search run as its report (`nasenergy.report`) and plots (`nasenergy.run_plots`) read it.
+    """A search run as its report (`nasenergy.run.report`) and plots (`nasenergy.run.plots`) read it.
 
-    `nasenergy.search.run_files.RunRecord` (a run read back from its folder) follows it.
+    `nasenergy.run.files.RunRecord` (a run read back from its folder) follows it.
     """
 
     run_dir: Path

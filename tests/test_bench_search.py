@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from nasenergy.search.coverage import Coverage
+from nasenergy.search.command.coverage import Coverage
 
 
 @pytest.fixture(scope="module")

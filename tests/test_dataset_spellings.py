@@ -56,7 +56,7 @@ def test_library_readers_agree(spelling, name):
 def test_command_lines_agree(spelling, name):
     from nasenergy import profile
     from nasenergy.proxies import cli as proxies_cli
-    from nasenergy.search import cli as search_cli
+    from nasenergy.search.command import cli as search_cli
 
     arch = str(get_space("tss").arch_at(0))
     search_args = search_cli.build_parser().parse_args(["--dataset", spelling])
@@ -87,7 +87,7 @@ def test_an_unknown_spelling_is_one_line_everywhere(bad, capsys):
     from nasenergy import profile
     from nasenergy.oracles import canonical_dataset as oracle_canonical
     from nasenergy.search import SearchConfig
-    from nasenergy.search import cli as search_cli
+    from nasenergy.search.command import cli as search_cli
 
     for resolver in (canonical_dataset, oracle_canonical):
         with pytest.raises(UsageError) as info:

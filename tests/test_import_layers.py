@@ -27,10 +27,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "nasenergy.quality", "=nasenergy"),
     ("nasenergy.hardware", "nasenergy.oracles", "nasenergy.dvfs", "nasenergy.filter", "nasenergy.proxies"),
     ("nasenergy.protocols", "nasenergy.testing"),
-    ("nasenergy.run_plots", "nasenergy.run_plots_axes", "nasenergy.run_plots_hypervolume", "nasenergy.report",
-     "nasenergy.report_budget", "nasenergy.report_front", "nasenergy.report_text", "nasenergy.run_quality"),
+    ("nasenergy.run",),
     ("nasenergy.search",),
-    ("nasenergy.search.cli", "nasenergy.search.__main__", "=nasenergy.search",
+    ("nasenergy.search.command.cli", "nasenergy.search.__main__", "=nasenergy.search",
      "nasenergy.plot", "nasenergy.profile", "nasenergy.benchmark", "nasenergy.proxies.cli",
      "nasenergy.proxies.__main__"),
     ("experiments",),
@@ -178,7 +177,7 @@ def test_search_spaces_imports_nothing_of_nasenergy() -> None:
 
 def test_the_checker_sees_cycles_and_function_local_imports() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert "nasenergy.report" in _imports("nasenergy.search.run_outputs", MODULES["nasenergy.search.run_outputs"])
+    assert "nasenergy.run.report" in _imports("nasenergy.search.workers.run_outputs", MODULES["nasenergy.search.workers.run_outputs"])
     assert "experiments.lib.efficiency_front" in _imports("experiments.search_efficiency",
                                                           MODULES["experiments.search_efficiency"])
     source = "def f():\n    from nasenergy import pareto\n"
@@ -208,7 +207,7 @@ def test_every_imported_module_of_ours_exists() -> None:
 
 def test_a_run_record_is_a_run_view(tmp_path) -> None:
     from nasenergy.protocols import RunView
-    from nasenergy.search.run_files import RunRecord
+    from nasenergy.run.files import RunRecord
 
     assert isinstance(RunRecord(tmp_path, {}, [], {}), RunView)
 
@@ -272,7 +271,7 @@ def test_the_lazy_import_check_sees_unmarked_imports() -> None:
               "    import os\n"
               "    import torch\n"
               "    from search_spaces._nets import build_network  # lazy: imports torch\n"
-              "    from nasenergy.search.runner import (  # lazy: imports optuna\n"
+              "    from nasenergy.search.workers.runner import (  # lazy: imports optuna\n"
               "        run_search,\n"
               "    )\n")
     assert function_local_imports("nasenergy.x", source) == [(3, "from nasenergy import pareto"),

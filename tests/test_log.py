@@ -9,7 +9,7 @@ from nasenergy.hardware.select import resolve_hardware
 
 
 def test_library_messages_go_to_the_current_stderr_as_they_are(capsys) -> None:
-    logging.getLogger("nasenergy.search.journal").warning("warning: %s", "a torn tail was set aside")
+    logging.getLogger("nasenergy.search.storage.journal").warning("warning: %s", "a torn tail was set aside")
     logging.getLogger("nasenergy.anything").info("a note")
     logging.getLogger("nasenergy.anything").debug("not shown")
     captured = capsys.readouterr()

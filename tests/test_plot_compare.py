@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from nasenergy import plot
-from nasenergy import run_plots as plots
-from nasenergy import run_plots_axes
-from nasenergy.search.objectives import objectives_for
-from nasenergy.search.run_files import RunRecord, load_run, mark_front, number_evaluations
+from nasenergy.run import plots
+from nasenergy.run import plots_axes as run_plots_axes
+from nasenergy.run.objectives import objectives_for
+from nasenergy.run.files import RunRecord, load_run, mark_front, number_evaluations
 
 OBJS = ["accuracy", "throughput", "energy"]
 
@@ -33,7 +33,7 @@ def _rows(n: int, seed: int) -> list[dict]:
 
 
 def _write_run(folder: Path, seed: int, n: int = 12, **config) -> Path:
-    from nasenergy.search import run_files
+    from nasenergy.run import files as run_files
 
     folder.mkdir(parents=True)
     run_files.write_tables(folder, _rows(n, seed), objectives_for(OBJS))

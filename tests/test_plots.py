@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nasenergy import run_plots as plots
-from nasenergy import run_plots_axes
-from nasenergy.search.objectives import hv_curve, objectives_for, points_of
-from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
+from nasenergy.run import plots
+from nasenergy.run import plots_axes as run_plots_axes
+from nasenergy.run.objectives import hv_curve, objectives_for, points_of
+from nasenergy.run.files import RunRecord, mark_front, number_evaluations
 
 
 def _rows(n: int = 12, seed: int = 0) -> list[dict]:
@@ -72,7 +72,7 @@ def test_overlay_of_two_runs(tmp_path):
 
 
 def _write_run(folder: Path, name: str, objectives: list[str], data_seed: int, **config) -> Path:
-    from nasenergy.search import run_files
+    from nasenergy.run import files as run_files
 
     folder.mkdir(parents=True)
     run_files.write_tables(folder, _rows(seed=data_seed), objectives_for(objectives))

@@ -81,7 +81,7 @@ def test_toml_blocks_parse_and_name_plugin_groups():
     from nasenergy.hardware.registry import METERS
     from nasenergy.oracles.registry import ORACLE_SOURCES
     from nasenergy.proxies.registry import PROXIES
-    from nasenergy.search.dvfs_modes import DVFS_MODES
+    from nasenergy.search.command.dvfs_modes import DVFS_MODES
 
     groups = {r.plugin_group for r in (METERS, FILTERS, DVFS_MODES, PROXIES, ORACLE_SOURCES, FEATURE_PROVIDERS)}
     text = README.read_text()

@@ -133,7 +133,7 @@ def test_the_package_registries_name_their_groups():
     from nasenergy.hardware.registry import METERS
     from nasenergy.oracles.registry import ORACLE_SOURCES
     from nasenergy.proxies.registry import PROXIES
-    from nasenergy.search.dvfs_modes import DVFS_MODES
+    from nasenergy.search.command.dvfs_modes import DVFS_MODES
 
     groups = {r.plugin_group for r in (FILTERS, METERS, ORACLE_SOURCES, PROXIES, DVFS_MODES)}
     assert groups == {"nasenergy.filters", "nasenergy.meters", "nasenergy.oracles", "nasenergy.proxies",

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.report import render_report
+from nasenergy.run.report import render_report
 from nasenergy.quality import DeployRegion
-from nasenergy.search.objectives import objectives_for, points_of
-from nasenergy.search.run_files import RunRecord, mark_front, number_evaluations
+from nasenergy.run.objectives import objectives_for, points_of
+from nasenergy.run.files import RunRecord, mark_front, number_evaluations
 
 
 def _record(env: dict | None = None) -> RunRecord:
@@ -125,7 +125,7 @@ def test_report_without_a_stop_reason_says_nothing_of_it():
 
 
 def test_a_two_objective_report_names_no_energy_bound_and_only_the_plots_drawn(tmp_path):
-    from nasenergy.run_plots import draw_run
+    from nasenergy.run.plots import draw_run
 
     rec = _record({"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}})
     three = render_report(rec)
@@ -192,7 +192,7 @@ def test_a_run_without_dvfs_never_speaks_of_an_optimal_clock():
     """--dvfs none, or a meter without energy (the CPU): figures at the default clock; neither the
     report, nor the plot labels, nor the filter's bound line say "optimal clock"."""
     from nasenergy.objectives import OBJECTIVES
-    from nasenergy.run_plots import dvfs_applied
+    from nasenergy.run.plots import dvfs_applied
 
     env = {"workers": {"w": {"parts": {"filter energy bound": "default-clock figures as measured"}}}}
     rec = _without_dvfs(_record(env))
@@ -214,10 +214,10 @@ def test_a_line_with_nothing_to_say_is_left_out():
 
 
 def test_the_budget_rescue_line_and_its_settings():
-    from nasenergy.report import RESCUE_ENV, RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER, _budget_keeping_lines
-    from nasenergy.search.filter_yield import YIELD_AFTER
-    from nasenergy.search.redirect import REDIRECT_AFTER
-    from nasenergy.search.rescue import RESCUE_ATTR
+    from nasenergy.run.report import RESCUE_ENV, RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER, _budget_keeping_lines
+    from nasenergy.search.loop.filter_yield import YIELD_AFTER
+    from nasenergy.search.loop.redirect import REDIRECT_AFTER
+    from nasenergy.search.loop.rescue import RESCUE_ATTR
 
     assert (RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER, RESCUE_ENV) == (REDIRECT_AFTER, YIELD_AFTER, RESCUE_ATTR)
     cfg = {"redirect_after": None, "filter_yield_after": None, "filter_yield_top": 0.2, "budget_rescue": True}

@@ -25,7 +25,7 @@ def se(load_experiment):
 
 def _subspace(se, points: np.ndarray):
     """A synthetic subspace over `points` (accuracy %, img/s, J/img)."""
-    from nasenergy.search.objectives import front_mask, hv_hypervolume, objectives_for
+    from nasenergy.run.objectives import front_mask, hv_hypervolume, objectives_for
 
     objectives = objectives_for(se.OBJECTIVES)
     front = points[front_mask(points, objectives)]
@@ -63,7 +63,7 @@ def test_ratio_curves_follow_the_front_under_both_yardsticks(se):
     sub = _subspace(se, POINTS)
     curves = se.ratio_curves(POINTS[[3, 1, 0]], sub)
     norm, origin = curves["normalised"], curves["origin"]
-    from nasenergy.search.objectives import hv_hypervolume, objectives_for
+    from nasenergy.run.objectives import hv_hypervolume, objectives_for
 
     objectives = objectives_for(se.OBJECTIVES)
     assert norm[-1] == pytest.approx(1.0)
@@ -166,7 +166,7 @@ def test_dominated_on_arrival_marks_evaluations_that_left_the_front_unchanged(se
 
 
 def test_recall_variants_set_the_filter_target_recall(se, tmp_path, monkeypatch):
-    from nasenergy.search.config import DEFAULT_TARGET_RECALL
+    from nasenergy.search.command.config import DEFAULT_TARGET_RECALL
 
     # The config only names the shared folder as its benchmark; no file of it is read here.
     monkeypatch.setenv("NASENERGY_SHARED_DATA", str(tmp_path))
@@ -236,7 +236,7 @@ def test_target_verdict_names_the_levels_where_the_filter_is_twice_as_fast(se):
 def test_coverage_note_says_whether_the_true_front_is_the_whole_space(se):
     import dataclasses
 
-    from nasenergy.search.network_key import DEPLOYED_UNIT
+    from nasenergy.run.network_key import DEPLOYED_UNIT
 
     sub = _subspace(se, POINTS)
     whole = dataclasses.replace(sub, classes={f"c{i}": None for i in range(4)}, n_cells=9, n_networks_total=4)
@@ -255,8 +255,8 @@ def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
 
     require_shared(*TSS_TABLES)  # the search's accuracy tables
     import nasenergy.hardware.recorded as recorded
-    from nasenergy.search.components import build_components
-    from nasenergy.search.network_key import DEPLOYED_UNIT
+    from nasenergy.search.command.components import build_components
+    from nasenergy.run.network_key import DEPLOYED_UNIT
 
     config = se.search_config("tpe", 0, 10, profile=str(recorded.DEPLOYED_PROFILE))
     assert config.profile == str(recorded.DEPLOYED_PROFILE) and config.hardware == "recorded"

@@ -14,8 +14,8 @@ from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
 from nasenergy.objectives import OBJECTIVE_NAMES, objectives_for
 from nasenergy.pareto import ParetoFront, hypervolume, search_hypervolume
 from nasenergy.paths import shared_data_dir
-from nasenergy.search.components import build_components
-from nasenergy.search.config import DEFAULT_PATIENCE, SearchConfig
+from nasenergy.search.command.components import build_components
+from nasenergy.search.command.config import DEFAULT_PATIENCE, SearchConfig
 
 OBJECTIVES: tuple[str, ...] = OBJECTIVE_NAMES
 DATASET = "cifar10"
@@ -79,7 +79,7 @@ class Subspace:
     """The measured subspace: the profiled classes and the true Pareto front over their cells.
 
     Attributes:
-        classes: network key (`nasenergy.search.network_key`) -> `ClassFigures`, for the
+        classes: network key (`nasenergy.run.network_key`) -> `ClassFigures`, for the
             profiled networks.
         n_cells: TSS cells whose network is profiled.
         true_front: ``(n, 3)`` objective rows (accuracy %, img/s, J/img) of the true front.

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from nasenergy.hardware.coverage import CLASS_UNIT
-from nasenergy.search.config import DEFAULT_TARGET_RECALL
+from nasenergy.search.command.config import DEFAULT_TARGET_RECALL
 
 from lib.efficiency_front import (
     PRIMARY,

@@ -27,7 +27,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "hv_norm", "hv_norm_ratio", "stop_reason", "patience",
 )
 """Columns of a run CSV; ``stop_reason`` and ``patience`` are the run's, repeated on every row;
-``network`` is the study's network key (`nasenergy.search.network_key`; empty in runs written
+``network`` is the study's network key (`nasenergy.run.network_key`; empty in runs written
 before it existed, whose key is ``canonical``)."""
 
 

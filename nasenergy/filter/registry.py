@@ -87,7 +87,7 @@ def filter_kind(mode: str) -> FilterKind:
     return FILTERS.get(mode)
 
 
-# Both filters default to a target recall of 0.95: see `nasenergy.search.config_defaults.default_target_recall`
+# Both filters default to a target recall of 0.95: see `nasenergy.search.command.config_defaults.default_target_recall`
 # for the study behind it.
 register_filter(FilterKind("dominance", "nasenergy.filter.dominance:DominanceFilter", search_options=SEARCH_OPTIONS,
                            default_target_recall=0.95))

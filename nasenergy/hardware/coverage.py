@@ -1,6 +1,6 @@
 """`Coverage`: how much of a search space a recorded profile holds at one setting.
 
-Plain data, written to a run's ``env.json`` by the search (`nasenergy.search.coverage` computes it)
+Plain data, written to a run's ``env.json`` by the search (`nasenergy.search.command.coverage` computes it)
 and read back by the run's report.
 """
 
@@ -34,7 +34,7 @@ class Coverage:
         total_cells: cells of the space.
         unit: what is counted: `CLASS_UNIT` (a profile of networks as built), `CELL_UNIT` (a
             space whose every cell is its own network), or networks keyed by canonical class and
-            deployed structure (`nasenergy.search.network_key`).
+            deployed structure (`nasenergy.run.network_key`).
     """
 
     profile: str

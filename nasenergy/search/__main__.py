@@ -1,5 +1,5 @@
 """``python -m nasenergy.search``."""
 
-from nasenergy.search.cli import main
+from nasenergy.search.command.cli import main
 
 raise SystemExit(main())

@@ -22,9 +22,9 @@ from typing import Any
 
 from nasenergy.oracles import load_oracle
 from nasenergy.oracles.network import NetworkOracle
-from nasenergy.search.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
-from nasenergy.search.config import SearchConfig
-from nasenergy.search.network_key import measured_form, network_key_fn
+from nasenergy.search.command.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
+from nasenergy.search.command.config import SearchConfig
+from nasenergy.run.network_key import measured_form, network_key_fn
 from nasenergy.testing import FakeMeter
 
 TABLE_ENV = "NASENERGY_TEST_TABLE"
@@ -39,7 +39,7 @@ def stop_inside_the_budget_lock(trigger: Path) -> None:
     import signal
     from contextlib import contextmanager
 
-    from nasenergy.search.claims import ClaimStore
+    from nasenergy.search.storage.claims import ClaimStore
 
     original = ClaimStore._locked
     done = [False]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

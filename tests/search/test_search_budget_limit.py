@@ -8,9 +8,9 @@ import pytest
 
 from nasenergy.errors import UsageError
 from nasenergy.search import SearchConfig
-from nasenergy.search.cli import main
-from nasenergy.search.coverage import check_budget_reachable, learnable_networks
-from nasenergy.search.network_key import network_key_fn
+from nasenergy.search.command.cli import main
+from nasenergy.search.command.coverage import check_budget_reachable, learnable_networks
+from nasenergy.run.network_key import network_key_fn
 from search_spaces import get_space
 
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from nasenergy.search.claims import DONE, FAILED, FILTERED, RUNNING, BudgetMismatchError, ClaimStore
+from nasenergy.search.storage.claims import DONE, FAILED, FILTERED, RUNNING, BudgetMismatchError, ClaimStore
 
 SETTINGS = {"space": "tss", "objectives": ["accuracy", "energy"]}
 
@@ -20,7 +20,7 @@ def db_url(request, tmp_path):
 
 
 def _store(url, study, **kw):
-    from nasenergy.search.storage import normalize_url
+    from nasenergy.search.storage.storages import normalize_url
 
     return ClaimStore(normalize_url(url), study, **kw)
 
@@ -114,7 +114,7 @@ def _claim_many(url, study, seed, out):
 
 
 def test_concurrent_processes_never_exceed_the_budget_nor_repeat_a_cell(db_url, unique_name):
-    from nasenergy.search.storage import normalize_url
+    from nasenergy.search.storage.storages import normalize_url
 
     url = normalize_url(db_url)
     s = ClaimStore(url, unique_name)
@@ -134,7 +134,7 @@ def test_concurrent_processes_never_exceed_the_budget_nor_repeat_a_cell(db_url, 
 
 
 def test_reconcile_counts_only_stored_results(db_url, unique_name):
-    from nasenergy.search.claims import StoredTrial
+    from nasenergy.search.storage.claims import StoredTrial
 
     s = _store(db_url, unique_name)
     s.ensure_study(5, SETTINGS)

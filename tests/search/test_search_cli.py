@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from nasenergy.search.cli import main
+from nasenergy.search.command.cli import main
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_the_module_entry_point_and_help():
 
 
 def test_flags_reach_the_config():
-    from nasenergy.search.cli import build_parser, config_from_args
+    from nasenergy.search.command.cli import build_parser, config_from_args
 
     cfg = config_from_args(build_parser().parse_args(["--budget", "7", "--estimate", "none", "--dvfs", "none"]))
     assert (cfg.budget, cfg.estimate, cfg.dvfs) == (7, "none", "none")
@@ -70,8 +70,8 @@ def test_flags_reach_the_config():
 
 
 def test_the_meter_setting_is_fast_unless_full_is_asked_for():
-    from nasenergy.search.cli import build_parser, config_from_args
-    from nasenergy.search.components import meter_options
+    from nasenergy.search.command.cli import build_parser, config_from_args
+    from nasenergy.search.command.components import meter_options
 
     fast = config_from_args(build_parser().parse_args(["--estimate", "none", "--dvfs", "none"]))
     full = config_from_args(build_parser().parse_args(["--estimate", "none", "--dvfs", "none", "--meter-setting", "full"]))
@@ -83,9 +83,9 @@ def test_the_meter_setting_is_fast_unless_full_is_asked_for():
 
 
 def test_the_budget_keeping_flags_reach_the_config_and_default_to_the_rescue():
-    from nasenergy.search.cli import build_parser, config_from_args
-    from nasenergy.search.filter_yield import YIELD_AFTER, YIELD_TOP
-    from nasenergy.search.redirect import REDIRECT_AFTER
+    from nasenergy.search.command.cli import build_parser, config_from_args
+    from nasenergy.search.loop.filter_yield import YIELD_AFTER, YIELD_TOP
+    from nasenergy.search.loop.redirect import REDIRECT_AFTER
 
     default = config_from_args(build_parser().parse_args([]))
     assert (default.redirect_after, default.filter_yield_after, default.filter_yield_top) == (None, None, YIELD_TOP)
@@ -107,7 +107,7 @@ def test_the_budget_keeping_flags_reach_the_config_and_default_to_the_rescue():
 
 
 def test_budget_rescue_takes_only_on_or_off(capsys):
-    from nasenergy.search.cli import build_parser
+    from nasenergy.search.command.cli import build_parser
 
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(["--budget-rescue", "yes"])

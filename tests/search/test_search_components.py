@@ -7,9 +7,9 @@ import pytest
 
 from nasenergy.errors import UsageError
 from nasenergy.filter import ScaledBound
-from nasenergy.search.components import default_energy_bound, make_dvfs, make_filter
-from nasenergy.search.config import SearchConfig
-from nasenergy.search.pipeline import evaluation_seed
+from nasenergy.search.command.components import default_energy_bound, make_dvfs, make_filter
+from nasenergy.search.command.config import SearchConfig
+from nasenergy.search.loop.pipeline import evaluation_seed
 from nasenergy.testing import FakeMeter
 
 

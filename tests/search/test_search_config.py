@@ -7,7 +7,7 @@ import json
 import pytest
 
 from nasenergy.errors import DataNotFoundError, UsageError
-from nasenergy.search.config import SearchConfig, parse_objectives
+from nasenergy.search.command.config import SearchConfig, parse_objectives
 
 
 def test_defaults_are_valid_and_derive_names():
@@ -19,7 +19,7 @@ def test_defaults_are_valid_and_derive_names():
 
 
 def test_default_study_names_differ_in_every_study_defining_setting():
-    from nasenergy.search.config import STUDY_DEFINING
+    from nasenergy.search.command.config import STUDY_DEFINING
 
     base = SearchConfig()
     changed = {"space": "sss", "dataset": "cifar100", "objectives": ("accuracy", "throughput"),
@@ -92,7 +92,7 @@ def test_round_trip_keeps_the_study_defining_fields():
 
 
 def test_target_recall_defaults_per_filter_and_is_stored_resolved():
-    from nasenergy.search.config import DEFAULT_TARGET_RECALL
+    from nasenergy.search.command.config import DEFAULT_TARGET_RECALL
 
     assert SearchConfig(filter="dominance").target_recall == DEFAULT_TARGET_RECALL["dominance"] == 0.95
     assert SearchConfig(filter="threshold").target_recall == DEFAULT_TARGET_RECALL["threshold"] == 0.95
@@ -102,7 +102,7 @@ def test_target_recall_defaults_per_filter_and_is_stored_resolved():
 
 
 def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_changed():
-    from nasenergy.search.components import search_metrics
+    from nasenergy.search.command.components import search_metrics
 
     metrics = search_metrics(SearchConfig(search_metric="test/200"))
     assert (metrics.search.split, metrics.search.schedule, metrics.search.trial) == ("test", "200", "random")
@@ -112,7 +112,7 @@ def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_ch
 
 
 def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
-    from nasenergy.search.config import check_run_folder
+    from nasenergy.search.command.config import check_run_folder
 
     stored = SearchConfig(out=str(tmp_path / "run"), filter="dominance")
     (tmp_path / "run").mkdir()
@@ -124,7 +124,7 @@ def test_a_run_folder_of_another_study_is_refused_in_one_line(tmp_path):
 
 
 def test_the_default_search_metric_is_the_benchmarks_own_protocol(monkeypatch):
-    import nasenergy.search.components as components
+    import nasenergy.search.command.components as components
 
     class Loaded(Exception):
         pass

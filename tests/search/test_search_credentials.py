@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fake_parts import fake_components, start_search
-from nasenergy.search import runner
-from nasenergy.search.cli import build_parser, config_from_args, main
-from nasenergy.search.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, mask_url, password_of
-from nasenergy.search.storage import StorageSpec
+from nasenergy.search.workers import runner
+from nasenergy.search.command.cli import build_parser, config_from_args, main
+from nasenergy.search.storage.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, mask_url, password_of
+from nasenergy.search.storage.storages import StorageSpec
 
 _SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%!$&'()*+,;=@:/?#[]",
                 min_size=1, max_size=30)
@@ -51,7 +51,7 @@ def test_the_environment_variable_gives_the_storage(monkeypatch):
 
 
 def test_config_json_masks_the_password():
-    from nasenergy.search.config import SearchConfig
+    from nasenergy.search.command.config import SearchConfig
 
     cfg = SearchConfig(storage="postgresql://u:cfgPW@h/db")
     assert cfg.public_dict()["storage"] == "postgresql://u:***@h/db"

@@ -13,7 +13,7 @@ def tiny_imagenet(monkeypatch):
 
 
 def test_a_registered_dataset_is_a_choice_and_the_recorded_profile_says_what_it_lacks(tiny_imagenet, tmp_path, capsys):
-    from nasenergy.search.cli import main
+    from nasenergy.search.command.cli import main
 
     code = main(["--dataset", "TinyImageNet", "--budget", "5", "--hardware", "recorded", "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err.strip().splitlines()
@@ -22,7 +22,7 @@ def test_a_registered_dataset_is_a_choice_and_the_recorded_profile_says_what_it_
 
 
 def test_an_unregistered_dataset_is_refused_by_name(tmp_path, capsys):
-    from nasenergy.search.cli import main
+    from nasenergy.search.command.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["--dataset", "tiny-imagenet", "--budget", "5", "--out", str(tmp_path / "r")])

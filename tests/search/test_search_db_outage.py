@@ -8,8 +8,8 @@ import time
 import pytest
 
 from fake_parts import DELAY_ENV, start_search
-from nasenergy.search.claims import ClaimStore
-from nasenergy.search.storage import normalize_url
+from nasenergy.search.storage.claims import ClaimStore
+from nasenergy.search.storage.storages import normalize_url
 from test_search_workers import _check_exact, _study
 
 OUTAGE_S = 10.0

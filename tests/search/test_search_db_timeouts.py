@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from nasenergy.search.claims import ClaimStore
-from nasenergy.search.db_retry import trouble
-from nasenergy.search.db_timeouts import pg_timeouts_ms, set_local_sql
-from nasenergy.search.storage import normalize_url, open_optuna_storage, resolve_storage
+from nasenergy.search.storage.claims import ClaimStore
+from nasenergy.search.storage.db_retry import trouble
+from nasenergy.search.storage.db_timeouts import pg_timeouts_ms, set_local_sql
+from nasenergy.search.storage.storages import normalize_url, open_optuna_storage, resolve_storage
 
 
 def test_the_timeouts_follow_the_lease():

@@ -1,4 +1,4 @@
-"""The DVFS mode registry (`nasenergy.search.dvfs_modes`): every ``--dvfs`` choice is a registered
+"""The DVFS mode registry (`nasenergy.search.command.dvfs_modes`): every ``--dvfs`` choice is a registered
 mode, and a mode a user registers is accepted by `SearchConfig` and the command line and builds the
 run's DVFS step in the default parts."""
 
@@ -10,11 +10,11 @@ import pytest
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.registry import METERS, MeterKind, register_meter
-from nasenergy.search.cli import build_parser, config_from_args
-from nasenergy.search.components import build_components, make_dvfs
-from nasenergy.search.config import SearchConfig
-from nasenergy.search.dvfs_modes import DVFS_MODES, DvfsMode, register_dvfs_mode
-from nasenergy.search.dvfs_steps import default_energy_bound, modelled_step, no_step
+from nasenergy.search.command.cli import build_parser, config_from_args
+from nasenergy.search.command.components import build_components, make_dvfs
+from nasenergy.search.command.config import SearchConfig
+from nasenergy.search.command.dvfs_modes import DVFS_MODES, DvfsMode, register_dvfs_mode
+from nasenergy.search.loop.dvfs_steps import default_energy_bound, modelled_step, no_step
 from nasenergy.testing import FakeMeter
 
 

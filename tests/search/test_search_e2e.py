@@ -11,10 +11,10 @@ import pytest
 from fake_parts import dashboard_get, fake_components
 from nasenergy.pareto import dominates
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.run_quality import run_region
-from nasenergy.search.objectives import objectives_for, points_of
-from nasenergy.search.pipeline import evaluation_seed
-from nasenergy.search.run_files import load_run
+from nasenergy.run.quality import run_region
+from nasenergy.run.objectives import objectives_for, points_of
+from nasenergy.search.loop.pipeline import evaluation_seed
+from nasenergy.run.files import load_run
 
 EXPECTED_FILES = (
     "candidates.csv", "pareto_front.csv", "report.md", "env.json", "config.json",
@@ -156,7 +156,7 @@ def test_changed_settings_are_refused(tmp_path, fake_env):
 
 def test_energy_objective_without_energy_is_a_clear_error(tmp_path, fake_env, monkeypatch):
     import fake_parts
-    from nasenergy.search.pipeline import EnergyUnavailableError
+    from nasenergy.search.loop.pipeline import EnergyUnavailableError
 
     original = fake_parts.fake_components
 

@@ -15,7 +15,7 @@ from nasenergy.hardware.registry import METERS, MeterKind, hardware_choices, reg
 from nasenergy.measurement import Measurement
 from nasenergy.protocols import ArchMeter, CandidateFilter, Meter
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 
 

@@ -17,8 +17,8 @@ from nasenergy.filter.features import CHEAP_FEATURE_NAMES
 from nasenergy.proxies import table as proxy_table
 from nasenergy.proxies.features import proxy_features
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.cli import main
-from nasenergy.search.filter_features import (
+from nasenergy.search.command.cli import main
+from nasenergy.search.command.filter_features import (
     DEFAULT_FILTER_FEATURES,
     UNNAMED_FILTER_FEATURES,
     PROXY_FEATURES,
@@ -26,7 +26,7 @@ from nasenergy.search.filter_features import (
     extra_features,
     parse_filter_features,
 )
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 from search_spaces import get_space
 
 SIZE = ("log10_flops_per_img", "log10_params")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from nasenergy.filter.records import Decision
-from nasenergy.search.filter_yield import FilterYield
+from nasenergy.search.loop.filter_yield import FilterYield
 
 
 def _rejected(upper: float) -> Decision:
@@ -65,8 +65,8 @@ def _small_profile(config):
     import dataclasses
 
     from fake_parts import fake_components
-    from nasenergy.search.coverage import Coverage
-    from nasenergy.search.filter_yield import REOPENED_FROM
+    from nasenergy.search.command.coverage import Coverage
+    from nasenergy.search.loop.filter_yield import REOPENED_FROM
 
     parts = fake_components(config)
     space, key_of = parts.space, parts.key_of
@@ -93,7 +93,7 @@ def _small_profile(config):
 
 def _search(tmp_path, **kw):
     from nasenergy.search import SearchConfig, run_search
-    from nasenergy.search.run_files import load_run
+    from nasenergy.run.files import load_run
 
     config = SearchConfig(budget=8, dvfs="none", out=str(tmp_path / "run"), quiet=True, patience=0,
                           redirect_after=0, **kw)
@@ -123,7 +123,7 @@ def _whole_space(config, census=True):
     (with ``census``) a census that counts them."""
     import dataclasses
 
-    from nasenergy.search.coverage import NetworkCensus
+    from nasenergy.search.command.coverage import NetworkCensus
 
     parts = _small_profile(config)
     return dataclasses.replace(parts, coverage=None,
@@ -132,7 +132,7 @@ def _whole_space(config, census=True):
 
 def test_with_every_network_of_the_space_seen_the_filter_yields_on_the_rejected(tmp_path, fake_env):
     from nasenergy.search import SearchConfig, run_search
-    from nasenergy.search.run_files import load_run
+    from nasenergy.run.files import load_run
 
     def config(name):
         return SearchConfig(budget=8, dvfs="none", out=str(tmp_path / name), quiet=True, patience=0,
@@ -149,8 +149,8 @@ def test_with_every_network_of_the_space_seen_the_filter_yields_on_the_rejected(
 
 
 def test_the_census_counts_the_networks_that_can_learn():
-    from nasenergy.search.coverage import learnable_networks, network_census
-    from nasenergy.search.network_key import network_key_fn
+    from nasenergy.search.command.coverage import learnable_networks, network_census
+    from nasenergy.run.network_key import network_key_fn
     from search_spaces import get_space
 
     space = get_space("tss")
@@ -160,7 +160,7 @@ def test_the_census_counts_the_networks_that_can_learn():
 
 
 def test_the_reopen_reason_is_the_one_the_report_counts():
-    from nasenergy.report import REOPENED_TEXT
-    from nasenergy.search.filter_yield import REOPEN_REASON
+    from nasenergy.run.report import REOPENED_TEXT
+    from nasenergy.search.loop.filter_yield import REOPEN_REASON
 
     assert REOPENED_TEXT in REOPEN_REASON

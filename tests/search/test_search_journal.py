@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nasenergy.search.journal import JournalDamagedError, JournalFile
+from nasenergy.search.storage.journal import JournalDamagedError, JournalFile
 
 
 def _study(path: str, name: str = "s") -> optuna.Study:
@@ -166,7 +166,7 @@ def _tear_the_nth_tell(monkeypatch, nth: int, cut: int) -> dict:
 def test_a_search_torn_mid_tell_resumes_to_the_exact_budget(tmp_path, fake_env, monkeypatch, capsys, cut):
     from fake_parts import fake_components
     from nasenergy.search import SearchConfig, run_search
-    from nasenergy.search.run_files import load_run
+    from nasenergy.run.files import load_run
 
     config = SearchConfig(budget=5, dvfs="none", filter="none", quiet=True, out=str(tmp_path / "run"))
     torn = _tear_the_nth_tell(monkeypatch, 3, cut)
@@ -189,7 +189,7 @@ def test_a_search_torn_mid_tell_resumes_to_the_exact_budget(tmp_path, fake_env, 
 
 
 def test_a_log_optuna_cannot_replay_is_refused_in_one_line(tmp_path):
-    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+    from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
     path = tmp_path / "study.journal"
     path.write_bytes(b'{"op_code":0}\n')  # a study created without a name
@@ -219,7 +219,7 @@ _JSON = st.recursive(
 @given(data=st.data())
 def test_a_damaged_journal_opens_or_is_refused_in_one_line(data):
     from nasenergy.errors import NasEnergyError
-    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+    from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
     lines = _valid_journal().splitlines(keepends=True)
     at = data.draw(st.integers(0, len(lines) - 1))
@@ -253,8 +253,8 @@ def test_a_journal_cut_at_any_offset_resumes_to_exactly_the_budget(tmp_path, fak
 
     from fake_parts import fake_components
     from nasenergy.search import SearchConfig, run_search
-    from nasenergy.search.claims import ClaimStore
-    from nasenergy.search.storage import resolve_storage
+    from nasenergy.search.storage.claims import ClaimStore
+    from nasenergy.search.storage.storages import resolve_storage
 
     budget = 12
     source = tmp_path / "source"
@@ -287,7 +287,7 @@ def test_a_journal_cut_at_any_offset_resumes_to_exactly_the_budget(tmp_path, fak
 
 
 def _run_trials(run: Path) -> list:
-    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+    from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
     storage = open_optuna_storage(resolve_storage(None, run))
     (summary,) = optuna.get_all_study_summaries(storage)

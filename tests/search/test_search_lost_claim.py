@@ -10,8 +10,8 @@ import time
 import pytest
 
 from fake_parts import DELAY_ENV, start_search
-from nasenergy.search.claims import DONE, RUNNING, ClaimStore
-from nasenergy.search.storage import normalize_url
+from nasenergy.search.storage.claims import DONE, RUNNING, ClaimStore
+from nasenergy.search.storage.storages import normalize_url
 from test_search_workers import _check_exact, _study
 
 SAFETY_S = 240.0

@@ -8,9 +8,9 @@ import pytest
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.cpu_meter import CpuMeter
-from nasenergy.search.cli import build_parser, config_from_args, main
-from nasenergy.search.config import SearchConfig
-from nasenergy.search.machine_defaults import check_meter_serves, fit_to_meter
+from nasenergy.search.command.cli import build_parser, config_from_args, main
+from nasenergy.search.command.config import SearchConfig
+from nasenergy.search.command.machine_defaults import check_meter_serves, fit_to_meter
 
 
 def test_the_cpu_meter_gets_a_precision_it_measures_and_no_energy():
@@ -75,7 +75,7 @@ def test_a_new_meter_kind_declares_its_own_precisions_and_energy():
             check_meter_serves("toy-cap", SearchConfig(hardware="cpu", precision="fp16"))
     finally:
         METERS.unregister("toy-cap")
-    components = Path(__file__).resolve().parents[2] / "nasenergy" / "search" / "components.py"
+    components = Path(__file__).resolve().parents[2] / "nasenergy" / "search" / "command" / "components.py"
     assert "CpuMeter" not in components.read_text(encoding="utf-8")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = "tss-cifar10-acc.thr.energy-fp16-b1024-dominance0.95-feat.size.structure-dvfs.auto-tpe-seed0"

@@ -10,8 +10,8 @@ import pytest
 from fake_parts import fake_components
 from nasenergy.hardware.coverage import CLASS_UNIT, Coverage
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.network_key import DEPLOYED_UNIT, measured_form, network_key_fn
-from nasenergy.search.run_files import load_run
+from nasenergy.run.network_key import DEPLOYED_UNIT, measured_form, network_key_fn
+from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 from search_spaces import get_space
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nasenergy.search.objectives import front_mask, hv_curve, hv_hypervolume, objectives_for, points_of
+from nasenergy.run.objectives import front_mask, hv_curve, hv_hypervolume, objectives_for, points_of
 
 ACC_THR = objectives_for(["accuracy", "throughput"])
 ALL = objectives_for(["accuracy", "throughput", "energy"])

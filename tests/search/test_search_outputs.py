@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from fake_parts import fake_components
-from nasenergy.search import dashboard
-from nasenergy.search.cli import main
-from nasenergy.search.front_table import front_table
-from nasenergy.search.objectives import objectives_for
-from nasenergy.search.run_files import load_run
+from nasenergy.search.command import dashboard
+from nasenergy.search.command.cli import main
+from nasenergy.run.front_table import front_table
+from nasenergy.run.objectives import objectives_for
+from nasenergy.run.files import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

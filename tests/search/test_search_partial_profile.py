@@ -13,8 +13,8 @@ from fake_parts import fake_components
 from nasenergy.errors import UsageError
 from nasenergy.hardware.recorded import NotRecordedError
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.coverage import Coverage, candidate_cap, check_budget_reachable
-from nasenergy.search.run_files import load_run
+from nasenergy.search.command.coverage import Coverage, candidate_cap, check_budget_reachable
+from nasenergy.run.files import load_run
 
 COVERAGE = Coverage("p.csv.gz", "NVIDIA H200", "tss", "fp16, batch 1024, input 3x32x32", 1527, 6466, 9410, 15625)
 
@@ -88,7 +88,7 @@ def test_the_cap_and_the_budget_check():
 def test_the_shipped_profile_with_the_dominance_filter(tmp_path, table_path):
     """The default parts on a machine without a GPU: the recorded H200 profile, the modelled DVFS
     step and the dominance filter with the model's energy bound, which skips candidates."""
-    from nasenergy.search.components import build_components
+    from nasenergy.search.command.components import build_components
 
     config = _config(tmp_path, budget=60, hardware="recorded", benchmark=str(table_path), filter="dominance",
                      target_recall=0.9)
@@ -148,7 +148,7 @@ def _tiny_profile(config):  # the 4 largest deployed networks that can learn, ha
 
 def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason_without_the_rescue(tmp_path, fake_env,
                                                                                            capsys):
-    from nasenergy.search.cli import main
+    from nasenergy.search.command.cli import main
 
     code = main(["--budget", "4", "--sampler", "random", "--quiet", "--budget-rescue", "off",
                  "--out", str(tmp_path / "run")], components_factory=_tiny_profile)
@@ -160,7 +160,7 @@ def test_a_profile_with_no_unseen_network_left_stops_with_a_clear_reason_without
 
 
 def test_the_rescue_spends_the_budget_on_the_rejected_networks_of_an_exhausted_profile(tmp_path, fake_env):
-    from nasenergy.search.cli import main
+    from nasenergy.search.command.cli import main
 
     code = main(["--budget", "4", "--sampler", "random", "--quiet", "--out", str(tmp_path / "run")],
                 components_factory=_tiny_profile)
@@ -193,7 +193,7 @@ def test_the_main_job_runs_on_the_shipped_sss_profile(tmp_path, capsys):
     """``python -m nasenergy.search --space sss --budget 50`` without a GPU replays the shipped SSS
     sample, spends its whole budget and states the coverage."""
     from nasenergy.hardware.recorded import default_profile
-    from nasenergy.search import cli
+    from nasenergy.search.command import cli
 
     assert default_profile("sss").is_file()
     code = cli.main(["--space", "sss", "--budget", "50", "--out", str(tmp_path / "run"), "--quiet"])
@@ -209,7 +209,7 @@ def test_the_main_job_runs_on_the_shipped_sss_profile(tmp_path, capsys):
 def test_imagenet16_searches_without_a_gpu_on_the_shipped_16x16_rows(space, precision, tmp_path, capsys):
     """``--dataset ImageNet16-120 --budget 10`` replays the 16x16 rows (120-class networks) in both
     spaces; every evaluated candidate's figures are a 3x16x16 row."""
-    from nasenergy.search import cli
+    from nasenergy.search.command import cli
 
     code = cli.main(["--space", space, "--dataset", "ImageNet16-120", "--precision", precision, "--budget", "10",
                      "--out", str(tmp_path / "run"), "--quiet"])

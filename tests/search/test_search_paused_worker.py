@@ -1,5 +1,5 @@
 """A worker stopped (``SIGSTOP``) while it holds the study's budget row does not stall the others:
-PostgreSQL ends its session after half a lease (`nasenergy.search.db_timeouts`), the others keep
+PostgreSQL ends its session after half a lease (`nasenergy.search.storage.db_timeouts`), the others keep
 evaluating, and once it resumes the study still ends at exactly the budget with no duplicate."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fake_parts import DELAY_ENV, STOP_IN_LOCK_ENV, start_search
-from nasenergy.search.claims import DONE, ClaimStore
-from nasenergy.search.storage import normalize_url
+from nasenergy.search.storage.claims import DONE, ClaimStore
+from nasenergy.search.storage.storages import normalize_url
 from test_search_lost_claim import _study_exists
 from test_search_workers import _check_exact, _study
 

@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from nasenergy.hardware.recorded import DEPLOYED_PROFILE
-from nasenergy.search import cli
-from nasenergy.search.config import SearchConfig, profile_digest
+from nasenergy.search.command import cli
+from nasenergy.search.command.config import SearchConfig, profile_digest
 
 
 def _main(tmp_path, *extra: str) -> int:
@@ -126,7 +126,7 @@ def test_help_states_what_the_shipped_profiles_cover():
     import re
 
     from nasenergy.hardware.recorded import RecordedMeter, default_profile
-    from nasenergy.search.coverage import profile_coverage
+    from nasenergy.search.command.coverage import profile_coverage
     from search_spaces import get_space
 
     text = " ".join(cli.build_parser().format_help().split())

@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from nasenergy.search import outcomes as oc
-from nasenergy.search import trial_record as tr
-from nasenergy.search.pipeline import stall_cause
-from nasenergy.search.redirect import REDIRECTED_FROM, nearby_unseen, redirect_rng
-from nasenergy.search.network_key import network_key_fn
+from nasenergy.run import outcomes as oc
+from nasenergy.run import trial_record as tr
+from nasenergy.search.loop.pipeline import stall_cause
+from nasenergy.search.loop.redirect import REDIRECTED_FROM, nearby_unseen, redirect_rng
+from nasenergy.run.network_key import network_key_fn
 from search_spaces import get_space
 
 

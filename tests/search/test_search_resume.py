@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_parts import DELAY_ENV, start_search
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 
 def _done(run_dir: Path) -> int:
@@ -35,7 +35,7 @@ def _wait_for(run_dir: Path, n: int, proc, timeout_s: float = 90.0) -> None:
 def _trials(run_dir: Path):
     import optuna
 
-    from nasenergy.search.storage import open_optuna_storage, resolve_storage
+    from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
     storage = open_optuna_storage(resolve_storage(None, run_dir))
     return optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage).get_trials()

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from nasenergy.errors import DataNotFoundError, UsageError
-from nasenergy.search import run_files
-from nasenergy.search.objectives import objectives_for
+from nasenergy.run import files as run_files
+from nasenergy.run.objectives import objectives_for
 
 
 def _rows():

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from json_mutation import JSON_VALUES, json_paths, mutate
 from nasenergy.errors import NasEnergyError, UsageError
-from nasenergy.search.objectives import points_of
-from nasenergy.search.run_files import CANDIDATES_CSV, CONFIG_JSON, ENV_JSON, load_run
+from nasenergy.run.objectives import points_of
+from nasenergy.run.files import CANDIDATES_CSV, CONFIG_JSON, ENV_JSON, load_run
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

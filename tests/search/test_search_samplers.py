@@ -1,4 +1,4 @@
-"""nasenergy.search.samplers: --sampler names a registered sampler, built-in or the user's own."""
+"""nasenergy.search.sampling.samplers: --sampler names a registered sampler, built-in or the user's own."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from nasenergy.errors import UsageError  # noqa: E402
-from nasenergy.search import cli  # noqa: E402
-from nasenergy.search.samplers import SAMPLER_KINDS, SamplerKind, register_sampler  # noqa: E402
-from nasenergy.search.study import make_sampler  # noqa: E402
+from nasenergy.search.command import cli  # noqa: E402
+from nasenergy.search.sampling.samplers import SAMPLER_KINDS, SamplerKind, register_sampler  # noqa: E402
+from nasenergy.search.sampling.study import make_sampler  # noqa: E402
 
 
 def test_the_built_in_samplers_are_registered_and_seeded():

@@ -12,10 +12,10 @@ import pytest
 
 from fake_parts import fake_components
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.cli import build_parser, config_from_args, main
-from nasenergy.search.pipeline import candidates_since_evaluation, is_stalled
-from nasenergy.search.run_files import load_run
-from nasenergy.search.runner import _short_reason
+from nasenergy.search.command.cli import build_parser, config_from_args, main
+from nasenergy.search.loop.pipeline import candidates_since_evaluation, is_stalled
+from nasenergy.run.files import load_run
+from nasenergy.search.workers.runner import _short_reason
 
 N_DISTINCT = 3
 """Distinct networks the stuck sampler proposes."""

@@ -8,9 +8,9 @@ import pytest
 
 from fake_parts import fake_components
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.config import SearchConfig as Config
-from nasenergy.search.run_files import REPORT_MD, load_run
-from nasenergy.search.storage import open_optuna_storage, resolve_storage
+from nasenergy.search.command.config import SearchConfig as Config
+from nasenergy.run.files import REPORT_MD, load_run
+from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
 
 class StrayingOracle:

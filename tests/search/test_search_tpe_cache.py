@@ -6,8 +6,8 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
-from nasenergy.search.study import make_sampler  # noqa: E402
-from nasenergy.search.tpe_cache import cached_tpe_sampler  # noqa: E402
+from nasenergy.search.sampling.study import make_sampler  # noqa: E402
+from nasenergy.search.sampling.tpe_cache import cached_tpe_sampler  # noqa: E402
 
 OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
 
@@ -45,6 +45,6 @@ def test_cache_is_used_and_other_seeds_differ() -> None:
 
 
 def test_make_sampler_tpe_is_cached() -> None:
-    from nasenergy.search.tpe_cache import cached_tpe_class
+    from nasenergy.search.sampling.tpe_cache import cached_tpe_class
 
     assert isinstance(make_sampler("tpe", seed=0, budget=10), cached_tpe_class())  # the dedup sampler extends it

@@ -11,11 +11,11 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from nasenergy.search import SearchConfig, run_search  # noqa: E402
-from nasenergy.search import tpe_dedup  # noqa: E402
-from nasenergy.search.run_files import load_run  # noqa: E402
-from nasenergy.search.study import make_sampler  # noqa: E402
-from nasenergy.search.tpe_cache import cached_tpe_sampler  # noqa: E402
-from nasenergy.search.tpe_dedup import SeenNetworks, dedup_tpe_sampler, watch_seen_networks  # noqa: E402
+from nasenergy.search.sampling import tpe_dedup  # noqa: E402
+from nasenergy.run.files import load_run  # noqa: E402
+from nasenergy.search.sampling.study import make_sampler  # noqa: E402
+from nasenergy.search.sampling.tpe_cache import cached_tpe_sampler  # noqa: E402
+from nasenergy.search.sampling.tpe_dedup import SeenNetworks, dedup_tpe_sampler, watch_seen_networks  # noqa: E402
 
 OPS = ["none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3"]
 N_EDGES = 4  # 625 networks: a seeded run of 80 trials re-proposes some
@@ -235,7 +235,7 @@ def test_the_search_wires_it_fewer_duplicates(tmp_path, fake_env, monkeypatch) -
 
     with_hook, candidates = duplicates("dedup")
     monkeypatch.setattr(tpe_dedup, "watch_seen_networks", lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())
-    import nasenergy.search.worker_context as worker_context  # where the worker calls it
+    import nasenergy.search.loop.worker_context as worker_context  # where the worker calls it
 
     monkeypatch.setattr(worker_context, "watch_seen_networks",
                         lambda sampler, space, key_of=None, covers=None: tpe_dedup._NoView())

@@ -12,13 +12,13 @@ SLOW_EVAL_S = "0.3"
 """Seconds per full evaluation in these tests: a worker that starts late on a loaded machine still
 finds work left (the budget would otherwise be spent before every process has started)."""
 from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.run_files import load_run
+from nasenergy.run.files import load_run
 
 
 def _study(url: str, name: str):
     import optuna
 
-    from nasenergy.search.storage import normalize_url, open_optuna_storage, resolve_storage
+    from nasenergy.search.storage.storages import normalize_url, open_optuna_storage, resolve_storage
 
     storage = open_optuna_storage(resolve_storage(url, None)) if url else None
     return optuna.load_study(study_name=name, storage=storage), normalize_url(url)
@@ -55,7 +55,7 @@ def test_three_processes_share_a_postgres_study_exactly(tmp_path, fake_env, pg_u
     seeds = sorted(v["seed"] for k, v in study.user_attrs.items() if k.startswith("worker:"))
     assert seeds == [0, 1, 2]  # each worker sampled with its own seed
 
-    from nasenergy.search.claims import ClaimStore
+    from nasenergy.search.storage.claims import ClaimStore
 
     claims = ClaimStore(url, unique_name)
     status = claims.status()
@@ -94,8 +94,8 @@ def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_bud
     import threading
     import time
 
-    from nasenergy.search.claims import RUNNING, ClaimStore
-    from nasenergy.search.cli import main
+    from nasenergy.search.storage.claims import RUNNING, ClaimStore
+    from nasenergy.search.command.cli import main
 
     monkeypatch.setenv(DELAY_ENV, "0.5")
     out, name, budget = tmp_path / "run", "killed-child", 10
@@ -133,8 +133,8 @@ def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_bud
 
 
 def test_the_reason_of_worker_exits():
-    from nasenergy.search.exit_codes import EXIT_DATABASE
-    from nasenergy.search.runner import reason_of_exits
+    from nasenergy.search.command.exit_codes import EXIT_DATABASE
+    from nasenergy.search.workers.runner import reason_of_exits
 
     assert reason_of_exits([0, 0]) == "budget"
     assert reason_of_exits([0, -9]) == "worker_failed"
