@@ -38,16 +38,17 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.hardware.recorded import RecordedMeter
-from nasenergy.run.network_key import measured_form, network_key_fn
 from nasenergy.oracles import load_oracle
 from nasenergy.paths import shared_data_dir
+from nasenergy.run.files import load_run
+from nasenergy.run.network_key import measured_form, network_key_fn
+from nasenergy.run.objectives import hv_hypervolume, points_of
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.components import Components, arch_measurer, build_components, make_dvfs, make_filter
 from nasenergy.search.command.coverage import profile_coverage
-from nasenergy.run.objectives import hv_hypervolume, points_of
-from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 from search_spaces import get_space
 

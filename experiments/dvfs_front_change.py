@@ -25,15 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lib.efficiency_front import OBJECTIVES, Subspace, build_subspace, possible_accuracies, search_config
+from lib.efficiency_runs import network_of, read_run
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.objectives import objectives_for
 from nasenergy.pareto import ParetoFront
 from nasenergy.search.command.components import build_components
-
-from lib.efficiency_front import OBJECTIVES, Subspace, build_subspace, possible_accuracies, search_config
-from lib.efficiency_runs import network_of, read_run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "dvfs_front_change"

@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lib.efficiency_front import build_subspace, normalised_hv, possible_accuracies, search_config
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.pareto import non_dominated_mask
-
-from lib.efficiency_front import build_subspace, normalised_hv, possible_accuracies, search_config
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "front_spelling_noise"

@@ -56,10 +56,10 @@ from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.registry import MeterKind, register_meter
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.components import Components, build_components
 from nasenergy.search.command.env_info import gpu_info
-from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 
 FAKE = "fake-board"

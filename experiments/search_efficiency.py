@@ -52,10 +52,6 @@ import sys
 import time
 from pathlib import Path
 
-from nasenergy._cli import OneLineParser, run_main
-from nasenergy.errors import UsageError
-from nasenergy.search.command.config import DEFAULT_PATIENCE
-
 from lib.efficiency_front import (
     DATASET,
     DEFAULT_METHODS,
@@ -89,6 +85,10 @@ from lib.efficiency_stats import (
     speedups,
     summarize,
 )
+
+from nasenergy._cli import OneLineParser, run_main
+from nasenergy.errors import UsageError
+from nasenergy.search.command.config import DEFAULT_PATIENCE
 
 __all__ = [  # the experiment's names, from its helper modules (tests use them through this script)
     "DATASET", "DEFAULT_METHODS", "METHODS", "OBJECTIVES", "PRIMARY", "RECALL_ACCURACY_PP", "RECALL_HARDWARE_REL",

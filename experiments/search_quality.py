@@ -67,22 +67,32 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from lib.search_curves import (  # noqa: F401  (re-exported)
+    BUDGET,
+    N_BOOT,
+    N_LIMITS,
+    OBJECTIVES,
+    Truth,
+    evals_to_reach,
+    factor_with_interval,
+    mean_interval,
+    quality_curve,
+    regret_curve,
+    regret_limits,
+)
+from lib.search_report import plot_curves, write_csv, write_readme, write_truth
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.recorded import NotRecordedError, RecordedMeter
+from nasenergy.pareto import non_dominated_mask
 from nasenergy.proxies.table import default_table_path
 from nasenergy.proxies.table import read_rows as read_proxy_rows
+from nasenergy.quality import default_floor_pct, region_from_points
 from nasenergy.search import run_search
 from nasenergy.search.command.components import build_components
 from nasenergy.search.command.config import SearchConfig
-from nasenergy.quality import default_floor_pct, region_from_points
-from nasenergy.pareto import non_dominated_mask
 from search_spaces import get_space
-from lib.search_curves import (BUDGET, N_BOOT, N_LIMITS, OBJECTIVES, Truth,  # noqa: F401  (re-exported)
-                               evals_to_reach, factor_with_interval, mean_interval, quality_curve,
-                               regret_curve, regret_limits)
-from lib.search_report import plot_curves, write_csv, write_readme, write_truth
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_quality"

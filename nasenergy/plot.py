@@ -27,6 +27,7 @@ from typing import Any
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
 from nasenergy.quality import DeployRegion
+from nasenergy.run.files import load_run
 from nasenergy.run.plots import (
     draw_run,
     hypervolume_series,
@@ -37,7 +38,6 @@ from nasenergy.run.plots import (
     readable_title,
 )
 from nasenergy.run.quality import declared_floor, region_of
-from nasenergy.run.files import load_run
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 FINAL_PNG = "hypervolume_final.png"

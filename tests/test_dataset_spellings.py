@@ -26,7 +26,8 @@ def test_the_spellings_cover_the_reported_disagreement():
 
 @pytest.mark.parametrize(("spelling", "name"), SPELLINGS)
 def test_library_readers_agree(spelling, name):
-    from nasenergy.oracles import canonical_dataset as oracle_canonical, resolve
+    from nasenergy.oracles import canonical_dataset as oracle_canonical
+    from nasenergy.oracles import resolve
     from nasenergy.proxies.data import CHANNEL_STATS, make_batch
     from nasenergy.search import SearchConfig
 

@@ -10,8 +10,8 @@ import pytest
 from nasenergy import plot
 from nasenergy.run import plots
 from nasenergy.run import plots_axes as run_plots_axes
-from nasenergy.run.objectives import objectives_for
 from nasenergy.run.files import RunRecord, load_run, mark_front, number_evaluations
+from nasenergy.run.objectives import objectives_for
 
 OBJS = ["accuracy", "throughput", "energy"]
 

@@ -9,8 +9,8 @@ import pytest
 
 from nasenergy.run import plots
 from nasenergy.run import plots_axes as run_plots_axes
-from nasenergy.run.objectives import hv_curve, objectives_for, points_of
 from nasenergy.run.files import RunRecord, mark_front, number_evaluations
+from nasenergy.run.objectives import hv_curve, objectives_for, points_of
 
 
 def _rows(n: int = 12, seed: int = 0) -> list[dict]:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.run.report import render_report
 from nasenergy.quality import DeployRegion
-from nasenergy.run.objectives import objectives_for, points_of
 from nasenergy.run.files import RunRecord, mark_front, number_evaluations
+from nasenergy.run.objectives import objectives_for, points_of
+from nasenergy.run.report import render_report
 
 
 def _record(env: dict | None = None) -> RunRecord:

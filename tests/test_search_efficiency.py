@@ -255,8 +255,8 @@ def test_on_a_profile_of_deployed_networks_the_subspace_counts_networks(se):
 
     require_shared(*TSS_TABLES)  # the search's accuracy tables
     import nasenergy.hardware.recorded as recorded
-    from nasenergy.search.command.components import build_components
     from nasenergy.run.network_key import DEPLOYED_UNIT
+    from nasenergy.search.command.components import build_components
 
     config = se.search_config("tpe", 0, 10, profile=str(recorded.DEPLOYED_PROFILE))
     assert config.profile == str(recorded.DEPLOYED_PROFILE) and config.hardware == "recorded"

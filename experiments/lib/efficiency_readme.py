@@ -8,9 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.hardware.coverage import CLASS_UNIT
-from nasenergy.search.command.config import DEFAULT_TARGET_RECALL
-
 from lib.efficiency_front import (
     PRIMARY,
     RECALL_ACCURACY_PP,
@@ -23,6 +20,8 @@ from lib.efficiency_front import (
     front_contributions,
 )
 from lib.efficiency_runs import TIMINGS_CSV
+from nasenergy.hardware.coverage import CLASS_UNIT
+from nasenergy.search.command.config import DEFAULT_TARGET_RECALL
 
 # ---------------------------------------------------------------------------------- README
 

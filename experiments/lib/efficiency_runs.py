@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from lib.efficiency_front import DATASET, OBJECTIVES, YARDSTICKS, Subspace, build_subspace, ratio_curves, search_config
 from nasenergy.errors import UsageError
 from nasenergy.search import run_search
-
-from lib.efficiency_front import DATASET, OBJECTIVES, YARDSTICKS, Subspace, build_subspace, ratio_curves, search_config
 
 RUN_COLUMNS: tuple[str, ...] = (
     "method", "seed", "candidate", "outcome", "canonical", "network", "arch_index", "evaluation_number",

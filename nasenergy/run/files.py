@@ -26,8 +26,8 @@ from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError, first_line
 from nasenergy.objectives import OBJECTIVE_NAMES
-from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.pareto import ParetoFront
+from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.run.objectives import OBJECTIVES, SearchObjective, objectives_for, points_of
 from nasenergy.run.outcomes import EVALUATED, OUTCOMES
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nasenergy.run import plots_axes as axes  # `axes._save`: one patch point for every figure written
 from nasenergy.objectives import SearchObjective
 from nasenergy.pareto import non_dominated_mask, points_of
+from nasenergy.run import plots_axes as axes  # `axes._save`: one patch point for every figure written
 from nasenergy.run.plots_axes import (
     _figure,
     _readable_log_ticks,

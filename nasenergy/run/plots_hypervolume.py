@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.run import plots_axes as axes  # `axes._save`: one patch point for every figure written
 from nasenergy.objectives import SearchObjective, hypervolume_axis_label
 from nasenergy.pareto import points_of, search_hypervolume_curve
 from nasenergy.quality import DeployRegion
+from nasenergy.run import plots_axes as axes  # `axes._save`: one patch point for every figure written
 from nasenergy.run.plots_axes import _figure, _short_number_formatter, group_colours
 from nasenergy.run.quality import quality_unit
 

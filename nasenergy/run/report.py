@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nasenergy.objectives import SearchObjective, hypervolume_unit
-from nasenergy.quality import DeployRegion
-from nasenergy.run.quality import RunQuality, declared_floor, quality_unit, run_quality, run_region
 from nasenergy.pareto import ParetoFront, points_of
+from nasenergy.quality import DeployRegion
+from nasenergy.run.plots import dvfs_applied, plot_names
+from nasenergy.run.quality import RunQuality, declared_floor, quality_unit, run_quality, run_region
 from nasenergy.run.report_budget import (
     REOPENED_TEXT,
     RESCUE_ENV,
@@ -36,7 +37,6 @@ from nasenergy.run.report_budget import (
 )
 from nasenergy.run.report_front import Column, _front_columns, board_columns, board_lines
 from nasenergy.run.report_text import _by_source, _duration, _metric, _parts, _sources, _sum, _worker_field
-from nasenergy.run.plots import dvfs_applied, plot_names
 
 if TYPE_CHECKING:
     from nasenergy.protocols import RunView

@@ -14,7 +14,6 @@ from typing import Any
 from nasenergy.hardware.coverage import Coverage
 from nasenergy.run.report_text import _worker_field
 
-
 STOP_REASONS: dict[str, str] = {
     "budget": "the budget was spent",
     "max_candidates": "stopped at the candidate cap",

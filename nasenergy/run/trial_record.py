@@ -30,8 +30,9 @@ from nasenergy.run.candidate_schema import CANDIDATE_SCHEMA
 from search_spaces import Arch
 
 if TYPE_CHECKING:
-    from nasenergy.run.record import ScoredFigures
     from optuna.trial import FrozenTrial
+
+    from nasenergy.run.record import ScoredFigures
 
 CANDIDATE, CHEAP, RESULT = "candidate", CHEAP_ATTR, "result"
 OUTCOME, DUPLICATE_OF, ERROR = "outcome", "duplicate_of", "error"

@@ -12,11 +12,11 @@ from nasenergy import profile
 from nasenergy.hardware.meter_settings import get_setting
 from nasenergy.hardware.registry import METERS, MeterKind, register_meter
 from nasenergy.proxies.features import provider_for_hardware
-from nasenergy.search.loop import board_step
 from nasenergy.search.command import filter_features
-from nasenergy.search.workers import worker_processes
 from nasenergy.search.command.components import meter_options
 from nasenergy.search.command.config import SearchConfig
+from nasenergy.search.loop import board_step
+from nasenergy.search.workers import worker_processes
 from nasenergy.testing import FakeMeter
 
 GPU_KIND = "toy-gpu-meter"

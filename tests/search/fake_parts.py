@@ -22,9 +22,9 @@ from typing import Any
 
 from nasenergy.oracles import load_oracle
 from nasenergy.oracles.network import NetworkOracle
+from nasenergy.run.network_key import measured_form, network_key_fn
 from nasenergy.search.command.components import Components, arch_measurer, default_energy_bound, make_dvfs, make_filter
 from nasenergy.search.command.config import SearchConfig
-from nasenergy.run.network_key import measured_form, network_key_fn
 from nasenergy.testing import FakeMeter
 
 TABLE_ENV = "NASENERGY_TEST_TABLE"

@@ -7,14 +7,14 @@ import functools
 import json
 
 import pytest
-
 from fake_parts import DELAY_ENV, FAKE_BOARD_POWER, fake_board_components
+
 from nasenergy.hardware.boards import BoardMismatchError, calibrate_meters
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.command.components import Components
 from nasenergy.search.loop import board_step
 from nasenergy.search.workers import runner
-from nasenergy.search.command.components import Components
-from nasenergy.run.files import load_run
 from nasenergy.testing import FakeMeter
 
 SMALL = "|nor_conv_3x3~0|+|none~0|none~1|+|skip_connect~0|none~1|none~2|"

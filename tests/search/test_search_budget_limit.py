@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from nasenergy.errors import UsageError
+from nasenergy.run.network_key import network_key_fn
 from nasenergy.search import SearchConfig
 from nasenergy.search.command.cli import main
 from nasenergy.search.command.coverage import check_budget_reachable, learnable_networks
-from nasenergy.run.network_key import network_key_fn
 from search_spaces import get_space
 
 

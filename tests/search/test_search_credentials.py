@@ -8,14 +8,14 @@ import uuid
 from pathlib import Path
 
 import pytest
+from fake_parts import fake_components, start_search
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fake_parts import fake_components, start_search
-from nasenergy.search.workers import runner
 from nasenergy.search.command.cli import build_parser, config_from_args, main
 from nasenergy.search.storage.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, mask_url, password_of
 from nasenergy.search.storage.storages import StorageSpec
+from nasenergy.search.workers import runner
 
 _SAFE = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%!$&'()*+,;=@:/?#[]",
                 min_size=1, max_size=30)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from fake_parts import DELAY_ENV, start_search
+from test_search_workers import _check_exact, _study
+
 from nasenergy.search.storage.claims import ClaimStore
 from nasenergy.search.storage.storages import normalize_url
-from test_search_workers import _check_exact, _study
 
 OUTAGE_S = 10.0
 SAFETY_S = 240.0

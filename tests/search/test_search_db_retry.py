@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
+from nasenergy.search.command.exit_codes import EXIT_DATABASE
 from nasenergy.search.storage.claims import DONE, ClaimStore
 from nasenergy.search.storage.db_retry import DatabaseUnavailableError, DbRetry, RetryingStorage, is_transient
-from nasenergy.search.command.exit_codes import EXIT_DATABASE
 
 
 def _refused() -> sa.exc.OperationalError:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import math
-
 from collections import Counter
 
 import pytest
-
 from fake_parts import dashboard_get, fake_components
+
 from nasenergy.pareto import dominates
-from nasenergy.search import SearchConfig, run_search
-from nasenergy.run.quality import run_region
-from nasenergy.run.objectives import objectives_for, points_of
-from nasenergy.search.loop.pipeline import evaluation_seed
 from nasenergy.run.files import load_run
+from nasenergy.run.objectives import objectives_for, points_of
+from nasenergy.run.quality import run_region
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.loop.pipeline import evaluation_seed
 
 EXPECTED_FILES = (
     "candidates.csv", "pareto_front.csv", "report.md", "env.json", "config.json",
@@ -156,6 +155,7 @@ def test_changed_settings_are_refused(tmp_path, fake_env):
 
 def test_energy_objective_without_energy_is_a_clear_error(tmp_path, fake_env, monkeypatch):
     import fake_parts
+
     from nasenergy.search.loop.pipeline import EnergyUnavailableError
 
     original = fake_parts.fake_components

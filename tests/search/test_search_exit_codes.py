@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fake_parts import TABLE_ENV
+from test_search_stall import stuck_components
+
 from nasenergy.search.command.cli import main
 from nasenergy.search.command.exit_codes import STOP_EXIT_CODES, exit_code_for
-from test_search_stall import stuck_components
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -14,8 +14,8 @@ from nasenergy.filter.registry import FILTERS, FilterKind, register_filter
 from nasenergy.hardware.registry import METERS, MeterKind, hardware_choices, register_meter
 from nasenergy.measurement import Measurement
 from nasenergy.protocols import ArchMeter, CandidateFilter, Meter
-from nasenergy.search import SearchConfig, run_search
 from nasenergy.run.files import load_run
+from nasenergy.search import SearchConfig, run_search
 from nasenergy.testing import FakeMeter
 
 

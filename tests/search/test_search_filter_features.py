@@ -9,24 +9,24 @@ import json
 
 import numpy as np
 import pytest
-
 from fake_parts import fake_components
+
 from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.filter.feature_providers import FEATURE_PROVIDERS, FeatureProviderKind, register_feature_provider
 from nasenergy.filter.features import CHEAP_FEATURE_NAMES
 from nasenergy.proxies import table as proxy_table
 from nasenergy.proxies.features import proxy_features
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.cli import main
 from nasenergy.search.command.filter_features import (
     DEFAULT_FILTER_FEATURES,
-    UNNAMED_FILTER_FEATURES,
     PROXY_FEATURES,
+    UNNAMED_FILTER_FEATURES,
     cheap_columns,
     extra_features,
     parse_filter_features,
 )
-from nasenergy.run.files import load_run
 from search_spaces import get_space
 
 SIZE = ("log10_flops_per_img", "log10_params")

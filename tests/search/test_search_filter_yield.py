@@ -65,6 +65,7 @@ def _small_profile(config):
     import dataclasses
 
     from fake_parts import fake_components
+
     from nasenergy.search.command.coverage import Coverage
     from nasenergy.search.loop.filter_yield import REOPENED_FROM
 
@@ -92,8 +93,8 @@ def _small_profile(config):
 
 
 def _search(tmp_path, **kw):
-    from nasenergy.search import SearchConfig, run_search
     from nasenergy.run.files import load_run
+    from nasenergy.search import SearchConfig, run_search
 
     config = SearchConfig(budget=8, dvfs="none", out=str(tmp_path / "run"), quiet=True, patience=0,
                           redirect_after=0, **kw)
@@ -131,8 +132,8 @@ def _whole_space(config, census=True):
 
 
 def test_with_every_network_of_the_space_seen_the_filter_yields_on_the_rejected(tmp_path, fake_env):
-    from nasenergy.search import SearchConfig, run_search
     from nasenergy.run.files import load_run
+    from nasenergy.search import SearchConfig, run_search
 
     def config(name):
         return SearchConfig(budget=8, dvfs="none", out=str(tmp_path / name), quiet=True, patience=0,
@@ -149,8 +150,8 @@ def test_with_every_network_of_the_space_seen_the_filter_yields_on_the_rejected(
 
 
 def test_the_census_counts_the_networks_that_can_learn():
-    from nasenergy.search.command.coverage import learnable_networks, network_census
     from nasenergy.run.network_key import network_key_fn
+    from nasenergy.search.command.coverage import learnable_networks, network_census
     from search_spaces import get_space
 
     space = get_space("tss")

@@ -165,8 +165,9 @@ def _tear_the_nth_tell(monkeypatch, nth: int, cut: int) -> dict:
 @pytest.mark.parametrize("cut", [1, 2, 37, 120, -2, -1])
 def test_a_search_torn_mid_tell_resumes_to_the_exact_budget(tmp_path, fake_env, monkeypatch, capsys, cut):
     from fake_parts import fake_components
-    from nasenergy.search import SearchConfig, run_search
+
     from nasenergy.run.files import load_run
+    from nasenergy.search import SearchConfig, run_search
 
     config = SearchConfig(budget=5, dvfs="none", filter="none", quiet=True, out=str(tmp_path / "run"))
     torn = _tear_the_nth_tell(monkeypatch, 3, cut)
@@ -252,6 +253,7 @@ def test_a_journal_cut_at_any_offset_resumes_to_exactly_the_budget(tmp_path, fak
     import shutil
 
     from fake_parts import fake_components
+
     from nasenergy.search import SearchConfig, run_search
     from nasenergy.search.storage.claims import ClaimStore
     from nasenergy.search.storage.storages import resolve_storage

@@ -8,11 +8,11 @@ import signal
 import time
 
 import pytest
-
 from fake_parts import DELAY_ENV, start_search
+from test_search_workers import _check_exact, _study
+
 from nasenergy.search.storage.claims import DONE, RUNNING, ClaimStore
 from nasenergy.search.storage.storages import normalize_url
-from test_search_workers import _check_exact, _study
 
 SAFETY_S = 240.0
 

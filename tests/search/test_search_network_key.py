@@ -6,12 +6,12 @@ import dataclasses
 from typing import Any
 
 import pytest
-
 from fake_parts import fake_components
+
 from nasenergy.hardware.coverage import CLASS_UNIT, Coverage
-from nasenergy.search import SearchConfig, run_search
-from nasenergy.run.network_key import DEPLOYED_UNIT, measured_form, network_key_fn
 from nasenergy.run.files import load_run
+from nasenergy.run.network_key import DEPLOYED_UNIT, measured_form, network_key_fn
+from nasenergy.search import SearchConfig, run_search
 from nasenergy.testing import FakeMeter
 from search_spaces import get_space
 

@@ -9,13 +9,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from fake_parts import fake_components
-from nasenergy.search.command import dashboard
-from nasenergy.search.command.cli import main
+
+from nasenergy.run.files import load_run
 from nasenergy.run.front_table import front_table
 from nasenergy.run.objectives import objectives_for
-from nasenergy.run.files import load_run
+from nasenergy.search.command import dashboard
+from nasenergy.search.command.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

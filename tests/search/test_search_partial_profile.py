@@ -8,13 +8,13 @@ import re
 from collections import Counter
 
 import pytest
-
 from fake_parts import fake_components
+
 from nasenergy.errors import UsageError
 from nasenergy.hardware.recorded import NotRecordedError
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.coverage import Coverage, candidate_cap, check_budget_reachable
-from nasenergy.run.files import load_run
 
 COVERAGE = Coverage("p.csv.gz", "NVIDIA H200", "tss", "fp16, batch 1024, input 3x32x32", 1527, 6466, 9410, 15625)
 

@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fake_parts import DELAY_ENV, STOP_IN_LOCK_ENV, start_search
-from nasenergy.search.storage.claims import DONE, ClaimStore
-from nasenergy.search.storage.storages import normalize_url
 from test_search_lost_claim import _study_exists
 from test_search_workers import _check_exact, _study
+
+from nasenergy.search.storage.claims import DONE, ClaimStore
+from nasenergy.search.storage.storages import normalize_url
 
 SAFETY_S = 300.0
 LEASE_S = 10.0

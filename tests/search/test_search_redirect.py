@@ -8,9 +8,9 @@ import pytest
 
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
+from nasenergy.run.network_key import network_key_fn
 from nasenergy.search.loop.pipeline import stall_cause
 from nasenergy.search.loop.redirect import REDIRECTED_FROM, nearby_unseen, redirect_rng
-from nasenergy.run.network_key import network_key_fn
 from search_spaces import get_space
 
 

@@ -8,14 +8,21 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 from fake_parts import fake_components
-from nasenergy.search import SearchConfig, run_search
-from nasenergy.search.loop.redirect import REDIRECTED_FROM
+
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
-from nasenergy.search.loop.rescue import RESCUE_ATTR, TRICKLE_SHARE, begin_rescue, candidates_after, is_trickling, rescue_of
 from nasenergy.run.files import load_run
+from nasenergy.search import SearchConfig, run_search
+from nasenergy.search.loop.redirect import REDIRECTED_FROM
+from nasenergy.search.loop.rescue import (
+    RESCUE_ATTR,
+    TRICKLE_SHARE,
+    begin_rescue,
+    candidates_after,
+    is_trickling,
+    rescue_of,
+)
 from search_spaces import get_space
 
 PATIENCE = 15

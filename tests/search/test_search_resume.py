@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_parts import DELAY_ENV, start_search
+
 from nasenergy.run.files import load_run
 
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from json_mutation import JSON_VALUES, json_paths, mutate
+
 from nasenergy.errors import NasEnergyError, UsageError
-from nasenergy.run.objectives import points_of
 from nasenergy.run.files import CANDIDATES_CSV, CONFIG_JSON, ENV_JSON, load_run
+from nasenergy.run.objectives import points_of
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -34,6 +34,7 @@ CELLS = st.text(max_size=12) | st.sampled_from(["", "nan", "inf", "1.5", "-3", "
 def _run_folder() -> Path:
     """A small finished run (made once per session)."""
     from fake_parts import TABLE_ENV, fake_components, write_table
+
     from nasenergy.search import SearchConfig, run_search
     from search_spaces import get_space
 

@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import pytest
-
 from fake_parts import fake_components
+
 from nasenergy.errors import UsageError
 from nasenergy.measurement import Measurement
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.cli import build_parser, config_from_args, main
-from nasenergy.run.files import load_run
 from nasenergy.search.loop.screening import Screened, Screener, expected_improvement_scores, improvement_scores
 
 SENSES = ("maximize", "maximize", "minimize")

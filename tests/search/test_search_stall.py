@@ -9,12 +9,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 from fake_parts import fake_components
+
+from nasenergy.run.files import load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.cli import build_parser, config_from_args, main
 from nasenergy.search.loop.pipeline import candidates_since_evaluation, is_stalled
-from nasenergy.run.files import load_run
 from nasenergy.search.workers.runner import _short_reason
 
 N_DISTINCT = 3

@@ -3,13 +3,12 @@ recording its candidate leaves a running trial, which the end of the run closes.
 
 from __future__ import annotations
 
-
 import pytest
-
 from fake_parts import fake_components
+
+from nasenergy.run.files import REPORT_MD, load_run
 from nasenergy.search import SearchConfig, run_search
 from nasenergy.search.command.config import SearchConfig as Config
-from nasenergy.run.files import REPORT_MD, load_run
 from nasenergy.search.storage.storages import open_optuna_storage, resolve_storage
 
 

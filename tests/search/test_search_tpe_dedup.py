@@ -10,9 +10,9 @@ import pytest
 
 optuna = pytest.importorskip("optuna")
 
+from nasenergy.run.files import load_run  # noqa: E402
 from nasenergy.search import SearchConfig, run_search  # noqa: E402
 from nasenergy.search.sampling import tpe_dedup  # noqa: E402
-from nasenergy.run.files import load_run  # noqa: E402
 from nasenergy.search.sampling.study import make_sampler  # noqa: E402
 from nasenergy.search.sampling.tpe_cache import cached_tpe_sampler  # noqa: E402
 from nasenergy.search.sampling.tpe_dedup import SeenNetworks, dedup_tpe_sampler, watch_seen_networks  # noqa: E402

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from fake_parts import DELAY_ENV, dashboard_get, fake_components, start_search
 
 SLOW_EVAL_S = "0.3"
 """Seconds per full evaluation in these tests: a worker that starts late on a loaded machine still
 finds work left (the budget would otherwise be spent before every process has started)."""
-from nasenergy.search import SearchConfig, run_search
 from nasenergy.run.files import load_run
+from nasenergy.search import SearchConfig, run_search
 
 
 def _study(url: str, name: str):
@@ -94,8 +93,8 @@ def test_a_worker_process_killed_mid_claim_still_ends_with_status_0_once_the_bud
     import threading
     import time
 
-    from nasenergy.search.storage.claims import RUNNING, ClaimStore
     from nasenergy.search.command.cli import main
+    from nasenergy.search.storage.claims import RUNNING, ClaimStore
 
     monkeypatch.setenv(DELAY_ENV, "0.5")
     out, name, budget = tmp_path / "run", "killed-child", 10

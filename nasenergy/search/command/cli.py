@@ -9,15 +9,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, dataset_arg, run_main
-from nasenergy.measurement import PRECISIONS
-from nasenergy.search.command.components import ComponentsFactory, build_components
-from nasenergy.search.command.dvfs_modes import DVFS_MODES
-from nasenergy.search.storage.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
 from nasenergy.hardware.meter_settings import METER_SETTINGS
 from nasenergy.hardware.registry import AUTO, METERS
+from nasenergy.measurement import PRECISIONS
 from nasenergy.objectives import OBJECTIVE_NAMES
+from nasenergy.run.files import load_run
+from nasenergy.run.front_table import front_table
+from nasenergy.search.command.components import ComponentsFactory, build_components
 from nasenergy.search.command.config import (
     DEFAULT_PATIENCE,
     ESTIMATES,
@@ -28,15 +28,15 @@ from nasenergy.search.command.config import (
     parse_objectives,
 )
 from nasenergy.search.command.dashboard import dashboard_hint
+from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.env_info import shell_command
 from nasenergy.search.command.exit_codes import EXIT_STATUS_HELP, exit_code_for
 from nasenergy.search.command.filter_features import parse_filter_features
-from nasenergy.run.front_table import front_table
+from nasenergy.search.command.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 from nasenergy.search.loop.filter_yield import YIELD_AFTER
 from nasenergy.search.loop.redirect import REDIRECT_AFTER, REDIRECT_BATCH
-from nasenergy.search.command.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
+from nasenergy.search.storage.credentials import STORAGE_ENV, has_password, mask_argv, mask_text, password_of
 from search_spaces import dataset_names, space_names
-from nasenergy.run.files import load_run
 
 _DEFAULTS = SearchConfig()
 

@@ -15,30 +15,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nasenergy.errors import UsageError
+from nasenergy.filter import FilterError
 from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.registry import filter_kind
 from nasenergy.hardware.deployed import deployed_measurer
-from nasenergy.hardware.meter_settings import get_setting
 from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
-from nasenergy.measurement import Measurement
-from nasenergy.oracles.evaluation import AccuracyOracle, MetricSpec, Metrics, default_metrics
-from nasenergy.oracles.network import NetworkOracle
-from search_spaces import Arch, SpaceProtocol, get_space
-from nasenergy.search.command.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
-from nasenergy.search.command.coverage import (
-    Coverage, NetworkCensus, check_budget_reachable, learnable_networks, profile_covers, survey_networks,
-)
-from nasenergy.search.loop.dvfs_steps import (  # re-exported: the search's parts are named here
-    DvfsStep, EnergyBoundChoice, EnergyBoundFn, OptimalClockFn, default_energy_bound, make_dvfs,
-)
-from nasenergy.search.command.filter_features import FeatureFn, cheap_columns, extra_features
-from nasenergy.run.network_key import NetworkKeyFn, measured_form, network_key_fn
-from nasenergy.filter import FilterError
+from nasenergy.hardware.meter_settings import get_setting
 from nasenergy.hardware.recorded import shape_to_str
 from nasenergy.hardware.registry import METERS
 from nasenergy.hardware.select import resolve_hardware, select_meter
+from nasenergy.measurement import Measurement
 from nasenergy.oracles import load_oracle
+from nasenergy.oracles.evaluation import AccuracyOracle, Metrics, MetricSpec, default_metrics
+from nasenergy.oracles.network import NetworkOracle
+from nasenergy.run.network_key import NetworkKeyFn, measured_form, network_key_fn
+from nasenergy.search.command.config import DEFAULT_SEARCH_METRIC, SearchConfig, parse_search_metric
+from nasenergy.search.command.coverage import (
+    Coverage,
+    NetworkCensus,
+    check_budget_reachable,
+    learnable_networks,
+    profile_covers,
+    survey_networks,
+)
+from nasenergy.search.command.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.command.machine_defaults import check_meter_serves
+from nasenergy.search.loop.dvfs_steps import (  # re-exported: the search's parts are named here
+    DvfsStep,
+    EnergyBoundChoice,
+    EnergyBoundFn,
+    OptimalClockFn,
+    default_energy_bound,
+    make_dvfs,
+)
+from search_spaces import Arch, SpaceProtocol, get_space
 
 logger = logging.getLogger(__name__)
 

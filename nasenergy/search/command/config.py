@@ -25,17 +25,28 @@ from nasenergy.hardware.registry import hardware_choices
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.command.config_checks import check_run_folder, check_settings
 from nasenergy.search.command.config_defaults import (
-    DEFAULT_PATIENCE, DEFAULT_SEARCH_METRIC, ESTIMATES, MAX_CANDIDATES_PER_EVALUATION, MAX_SCREEN, SAMPLERS,
-    default_target_recall, default_target_recalls,
+    DEFAULT_PATIENCE,
+    DEFAULT_SEARCH_METRIC,
+    ESTIMATES,
+    MAX_CANDIDATES_PER_EVALUATION,
+    MAX_SCREEN,
+    SAMPLERS,
+    default_target_recall,
+    default_target_recalls,
 )
 from nasenergy.search.command.config_fields import BUDGET_KEEPING, SearchSettings
 from nasenergy.search.command.config_values import parse_objectives, parse_search_metric
-from nasenergy.search.storage.credentials import mask_url
 from nasenergy.search.command.filter_features import UNNAMED_FILTER_FEATURES
 from nasenergy.search.command.study_identity import (
-    STUDY_DEFINING, default_study_name, profile_digest, resolved_study_name, run_folder, settings_dict,
+    STUDY_DEFINING,
+    default_study_name,
+    profile_digest,
+    resolved_study_name,
+    run_folder,
+    settings_dict,
     study_defining,
 )
+from nasenergy.search.storage.credentials import mask_url
 from search_spaces import space_names
 
 __all__ = [

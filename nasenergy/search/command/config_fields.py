@@ -20,7 +20,10 @@ from nasenergy.hardware.recorded import default_profile
 from nasenergy.hardware.select import resolve_hardware
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.search.command.config_defaults import (
-    DEFAULT_PATIENCE, DEFAULT_SEARCH_METRIC, MAX_CANDIDATES_PER_EVALUATION, default_target_recall,
+    DEFAULT_PATIENCE,
+    DEFAULT_SEARCH_METRIC,
+    MAX_CANDIDATES_PER_EVALUATION,
+    default_target_recall,
 )
 from nasenergy.search.command.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.loop.filter_yield import YIELD_AFTER, YIELD_TOP

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from nasenergy.errors import UsageError
 from nasenergy.hardware.coverage import CELL_UNIT, CLASS_UNIT, Coverage
 from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
-from nasenergy.search.command.config import SearchConfig
 from nasenergy.hardware.recorded import shape_to_str
 from nasenergy.run.network_key import NetworkKeyFn, network_key_fn
+from nasenergy.search.command.config import SearchConfig
 from search_spaces import Arch, SpaceProtocol
 
 

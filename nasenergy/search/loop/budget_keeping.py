@@ -23,8 +23,8 @@ from nasenergy.search.loop.evaluation_step import EvaluationStep
 from nasenergy.search.loop.filter_yield import REOPEN_REASON, REOPENED_FROM, FilterYield, most_promising_rejected
 from nasenergy.search.loop.redirect import REDIRECT_BATCH, REDIRECTED_FROM, nearby_unseen, redirect_rng
 from nasenergy.search.loop.rescue import begin_rescue, rescue_of
-from nasenergy.search.sampling.study import proposed_trials
 from nasenergy.search.loop.worker_context import WorkerContext
+from nasenergy.search.sampling.study import proposed_trials
 from search_spaces import Arch
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
 from nasenergy.search.loop.budget_keeping import BudgetKeeping
 from nasenergy.search.loop.claim_step import ClaimStep
-from nasenergy.search.storage.claims import FAILED, FILTERED, NOT_RECORDED
 from nasenergy.search.loop.filter_yield import REOPENED_FROM
 from nasenergy.search.loop.screening_pool import ScreeningPool
 from nasenergy.search.loop.worker_context import LOST, WorkerContext, is_candidate_error
+from nasenergy.search.storage.claims import FAILED, FILTERED, NOT_RECORDED
 
 CANNOT_LEARN = "cannot_learn"
 """The Optuna constraint of a network whose output does not depend on its input (always 1: infeasible)."""

@@ -14,11 +14,11 @@ import time
 from nasenergy.measurement import Measurement
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
-from nasenergy.search.storage.claims import DONE, FAILED, NOT_RECORDED, RUNNING, Cell
 from nasenergy.search.loop.evaluation_step import EvaluationStep
 from nasenergy.search.loop.filter_yield import REOPENED_FROM
 from nasenergy.search.loop.redirect import REDIRECTED_FROM
 from nasenergy.search.loop.worker_context import POLL_S, WorkerContext
+from nasenergy.search.storage.claims import DONE, FAILED, NOT_RECORDED, RUNNING, Cell
 from search_spaces import Arch
 
 

@@ -36,7 +36,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from nasenergy.dvfs import (
-    ClockControl, MeasuredBackend, find_optimal_clock, optimal_clock_for, optimistic_energy_bound,
+    ClockControl,
+    MeasuredBackend,
+    find_optimal_clock,
+    optimal_clock_for,
+    optimistic_energy_bound,
     params_for_device,
 )
 from nasenergy.dvfs.api import DEFAULT_BOUND_MARGIN

@@ -20,8 +20,8 @@ from nasenergy.measurement import Measurement
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
 from nasenergy.run.record import ScoredFigures
-from nasenergy.search.storage.claims import DONE, FAILED
 from nasenergy.search.loop.worker_context import LOST, WorkerContext, is_candidate_error
+from nasenergy.search.storage.claims import DONE, FAILED
 from search_spaces import Arch
 
 if TYPE_CHECKING:

@@ -3,8 +3,8 @@ candidate can then only be a duplicate or not recorded)."""
 
 from __future__ import annotations
 
-from nasenergy.search.storage.claims import BudgetStatus, ClaimStore
 from nasenergy.search.command.components import Components
+from nasenergy.search.storage.claims import BudgetStatus, ClaimStore
 
 
 class Exhaustion:

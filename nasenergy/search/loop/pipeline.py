@@ -67,13 +67,12 @@ from nasenergy.measurement import Measurement
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
 from nasenergy.run.record import ScoredFigures
-from nasenergy.search.loop.budget_keeping import BudgetKeeping
-from nasenergy.search.loop.candidate_step import CANNOT_LEARN, CANNOT_LEARN_REASON, CandidateStep
-from nasenergy.search.loop.claim_step import ClaimStep
-from nasenergy.search.storage.claims import ClaimStore
 from nasenergy.search.command.components import Components
 from nasenergy.search.command.config import SearchConfig
 from nasenergy.search.command.coverage import candidate_cap
+from nasenergy.search.loop.budget_keeping import BudgetKeeping
+from nasenergy.search.loop.candidate_step import CANNOT_LEARN, CANNOT_LEARN_REASON, CandidateStep
+from nasenergy.search.loop.claim_step import ClaimStep
 from nasenergy.search.loop.evaluation_step import (
     MIN_ACCURACY,
     EnergyUnavailableError,
@@ -90,7 +89,6 @@ from nasenergy.search.loop.stall import (
     is_stalled,
     stall_cause,
 )
-from nasenergy.search.sampling.study import proposed_trials
 from nasenergy.search.loop.worker_context import (
     CANDIDATE_ERRORS,
     LOST,
@@ -98,6 +96,8 @@ from nasenergy.search.loop.worker_context import (
     WorkerContext,
     is_candidate_error,
 )
+from nasenergy.search.sampling.study import proposed_trials
+from nasenergy.search.storage.claims import ClaimStore
 
 if TYPE_CHECKING:
     import optuna

@@ -20,13 +20,13 @@ from nasenergy.filter.trial_attrs import CHEAP_ATTR, cheap_attr
 from nasenergy.measurement import Measurement
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
-from nasenergy.search.loop.claim_step import ClaimStep
-from nasenergy.search.storage.claims import FILTERED
 from nasenergy.search.command.components import Components
 from nasenergy.search.command.config import SearchConfig
 from nasenergy.search.command.filter_features import cheap_columns
+from nasenergy.search.loop.claim_step import ClaimStep
 from nasenergy.search.loop.screening import Screened, Screener
 from nasenergy.search.loop.worker_context import LOST, WorkerContext
+from nasenergy.search.storage.claims import FILTERED
 from search_spaces import Arch
 
 

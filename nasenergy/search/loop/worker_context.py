@@ -20,13 +20,13 @@ from nasenergy.hardware.select import resolve_hardware
 from nasenergy.pareto import ParetoFront
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
-from nasenergy.search.storage.claims import ClaimStore
+from nasenergy.run.objectives import objectives_for
 from nasenergy.search.command.components import Components
 from nasenergy.search.command.config import SearchConfig
 from nasenergy.search.command.filter_features import FeatureFn, extra_features
-from nasenergy.run.objectives import objectives_for
 from nasenergy.search.sampling.study import TrialAccess
 from nasenergy.search.sampling.tpe_dedup import SeenNetworks, watch_seen_networks
+from nasenergy.search.storage.claims import ClaimStore
 from search_spaces import Arch
 
 if TYPE_CHECKING:

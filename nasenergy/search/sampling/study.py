@@ -9,11 +9,11 @@ from typing import Any
 from nasenergy.errors import UsageError
 from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
-from nasenergy.search.storage.claims import RUNNING, ClaimStore, Reconciled, StoredTrial
-from nasenergy.search.command.config import SearchConfig
 from nasenergy.run.objectives import objectives_for
+from nasenergy.search.command.config import SearchConfig
 from nasenergy.search.command.config_values import check_choice
 from nasenergy.search.sampling.samplers import SAMPLER_KINDS
+from nasenergy.search.storage.claims import RUNNING, ClaimStore, Reconciled, StoredTrial
 
 logger = logging.getLogger(__name__)
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from nasenergy.run import outcomes as oc
-from nasenergy.run import trial_record as tr
-from nasenergy.search.storage.claims import ClaimStore
-from nasenergy.search.sampling.study import proposed_trials
 from nasenergy.objectives import SearchObjective
 from nasenergy.pareto import ParetoFront
+from nasenergy.run import outcomes as oc
+from nasenergy.run import trial_record as tr
 from nasenergy.run.quality import region_of
+from nasenergy.search.sampling.study import proposed_trials
+from nasenergy.search.storage.claims import ClaimStore
 
 REFRESH_S = 0.5
 

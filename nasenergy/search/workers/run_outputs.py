@@ -6,22 +6,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nasenergy.run.report import render_report
-from nasenergy.run.plots import draw_run
-from nasenergy.run import outcomes as oc
 from nasenergy.run import files as run_files
-from nasenergy.search.loop.board_step import BOARDS_ATTR
+from nasenergy.run import outcomes as oc
+from nasenergy.run.objectives import objectives_for
+from nasenergy.run.plots import draw_run
+from nasenergy.run.report import render_report
+from nasenergy.run.trial_record import row_from_trial
 from nasenergy.search.command.config import SearchConfig
-from nasenergy.search.storage.credentials import has_password, make_private, mask_text, password_of
 from nasenergy.search.command.dashboard import dashboard_hint
 from nasenergy.search.command.env_info import collect_env
+from nasenergy.search.loop.board_step import BOARDS_ATTR
 from nasenergy.search.loop.filter_yield import YIELD_TEXT
-from nasenergy.run.objectives import objectives_for
 from nasenergy.search.loop.redirect import REDIRECTED_FROM
 from nasenergy.search.loop.rescue import RESCUE_ATTR, rescue_of
-from nasenergy.search.storage.storages import StorageSpec
 from nasenergy.search.sampling.study import WORKER_ATTR_PREFIX, proposed_trials
-from nasenergy.run.trial_record import row_from_trial
+from nasenergy.search.storage.credentials import has_password, make_private, mask_text, password_of
+from nasenergy.search.storage.storages import StorageSpec
 
 if TYPE_CHECKING:
     import optuna

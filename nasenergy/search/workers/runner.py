@@ -26,29 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nasenergy.run.quality import declared_floor
 from nasenergy.run import files as run_files
 from nasenergy.run import trial_record as tr
-from nasenergy.search.loop.board_step import BOARDS_ATTR, boards_of_run, calibrate_run
-from nasenergy.search.storage.claims import ClaimStore
+from nasenergy.run.objectives import objectives_for
+from nasenergy.run.quality import declared_floor
 from nasenergy.search.command.components import ComponentsFactory, build_components, check_budget
 from nasenergy.search.command.config import SearchConfig, check_run_folder
-from nasenergy.search.storage.credentials import has_password, make_private, mask_argv, mask_text, password_of
-from nasenergy.search.storage.db_retry import DbRetry
 from nasenergy.search.command.env_info import shell_command
-from nasenergy.search.storage.locks import RunFolderLock
+from nasenergy.search.loop.board_step import BOARDS_ATTR, boards_of_run, calibrate_run
 from nasenergy.search.loop.metric_check import check_search_metric
-from nasenergy.run.objectives import objectives_for
-from nasenergy.search.workers.progress import Progress
 from nasenergy.search.loop.rescue import candidates_after, rescue_of
-from nasenergy.search.workers.run_outputs import write_outputs
 from nasenergy.search.loop.stall import is_stalled, stall_cause
-from nasenergy.search.storage.storages import (
-    check_reachable,
-    clear_stale_journal_lock,
-    open_optuna_storage,
-    resolve_storage,
-)
 from nasenergy.search.sampling.study import (
     WORKER_ATTR_PREFIX,
     TrialAccess,
@@ -57,6 +45,18 @@ from nasenergy.search.sampling.study import (
     proposed_trials,
     reconcile_claims,
 )
+from nasenergy.search.storage.claims import ClaimStore
+from nasenergy.search.storage.credentials import has_password, make_private, mask_argv, mask_text, password_of
+from nasenergy.search.storage.db_retry import DbRetry
+from nasenergy.search.storage.locks import RunFolderLock
+from nasenergy.search.storage.storages import (
+    check_reachable,
+    clear_stale_journal_lock,
+    open_optuna_storage,
+    resolve_storage,
+)
+from nasenergy.search.workers.progress import Progress
+from nasenergy.search.workers.run_outputs import write_outputs
 from nasenergy.search.workers.worker_processes import pinned_gpus, reason_of_exits, run_here, run_processes, run_worker
 
 if TYPE_CHECKING:

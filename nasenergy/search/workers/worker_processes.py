@@ -22,20 +22,20 @@ import sqlalchemy as sa
 
 from nasenergy.errors import NasEnergyError
 from nasenergy.hardware.registry import AUTO, METERS
-from nasenergy.search.loop.board_step import normalising
-from nasenergy.search.storage.claims import ClaimStore, Heartbeat
 from nasenergy.search.command.components import Components, ComponentsFactory
 from nasenergy.search.command.config import SearchConfig
 from nasenergy.search.command.coverage import candidate_cap
-from nasenergy.search.storage.credentials import mask_text, password_of
-from nasenergy.search.storage.db_retry import DbRetry
 from nasenergy.search.command.env_info import gpu_info
 from nasenergy.search.command.exit_codes import EXIT_DATABASE
-from nasenergy.search.storage.locks import RunFolderLock
+from nasenergy.search.loop.board_step import normalising
 from nasenergy.search.loop.pipeline import Worker, WorkerResult
-from nasenergy.search.workers.progress import Progress
-from nasenergy.search.storage.storages import StorageSpec, open_optuna_storage
 from nasenergy.search.sampling.study import WORKER_ATTR_PREFIX, load_worker_study
+from nasenergy.search.storage.claims import ClaimStore, Heartbeat
+from nasenergy.search.storage.credentials import mask_text, password_of
+from nasenergy.search.storage.db_retry import DbRetry
+from nasenergy.search.storage.locks import RunFolderLock
+from nasenergy.search.storage.storages import StorageSpec, open_optuna_storage
+from nasenergy.search.workers.progress import Progress
 
 if TYPE_CHECKING:
     from nasenergy.search.loop.worker_context import StopEvent
