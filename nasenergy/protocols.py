@@ -33,6 +33,7 @@ from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.hardware.meter import ArchMeter, ClockControlMeter, Meter, RecordedProfile
 from nasenergy.objectives import SearchObjective
 from nasenergy.oracles.evaluation import AccuracyOracle
+from nasenergy.run.view import RunView
 from search_spaces import SpaceProtocol
 
 __all__ = [
@@ -46,36 +47,3 @@ __all__ = [
     "RunView",
     "SpaceProtocol",
 ]
-
-
-@runtime_checkable
-class RunView(Protocol):
-    """A search run as its report (`nasenergy.run.report`) and plots (`nasenergy.run.plots`) read it.
-
-    `nasenergy.run.files.RunRecord` (a run read back from its folder) follows it.
-    """
-
-    run_dir: Path
-    config: dict[str, Any]
-    rows: list[dict[str, Any]]
-    env: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        """The study name (or the folder name)."""
-        ...
-
-    @property
-    def objectives(self) -> tuple[SearchObjective, ...]:
-        """The run's objectives."""
-        ...
-
-    @property
-    def evaluated(self) -> list[dict[str, Any]]:
-        """The fully evaluated, non-duplicate candidates in evaluation order."""
-        ...
-
-    @property
-    def front(self) -> Sequence[Mapping[str, Any]]:
-        """The candidates on the Pareto front."""
-        ...

@@ -10,7 +10,8 @@ import pytest
 from nasenergy import plot
 from nasenergy.run import plots
 from nasenergy.run import plots_axes as run_plots_axes
-from nasenergy.run.files import RunRecord, load_run, mark_front, number_evaluations
+from nasenergy.run.files import RunRecord, load_run
+from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import objectives_for
 
 OBJS = ["accuracy", "throughput", "energy"]
@@ -27,8 +28,7 @@ def _rows(n: int, seed: int) -> list[dict]:
          "datetime_complete": f"2026-01-01T00:00:{i:02d}"}
         for i in range(n)
     ]
-    number_evaluations(rows)
-    mark_front(rows, objectives_for(OBJS))
+    rows = [r.as_row() for r in RunFront.mark(rows, objectives_for(OBJS)).records]
     return rows
 
 

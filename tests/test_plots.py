@@ -9,7 +9,8 @@ import pytest
 
 from nasenergy.run import plots
 from nasenergy.run import plots_axes as run_plots_axes
-from nasenergy.run.files import RunRecord, mark_front, number_evaluations
+from nasenergy.run.files import RunRecord
+from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import hv_curve, objectives_for, points_of
 
 
@@ -22,8 +23,7 @@ def _rows(n: int = 12, seed: int = 0) -> list[dict]:
          "datetime_complete": f"2026-01-01T00:00:{i:02d}"}
         for i in range(n)
     ]
-    number_evaluations(rows)
-    mark_front(rows, objectives_for(["accuracy", "throughput", "energy"]))
+    rows = [r.as_row() for r in RunFront.mark(rows, objectives_for(["accuracy", "throughput", "energy"])).records]
     return rows
 
 

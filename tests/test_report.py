@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from nasenergy.quality import DeployRegion
-from nasenergy.run.files import RunRecord, mark_front, number_evaluations
+from nasenergy.run.files import RunRecord
+from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import objectives_for, points_of
 from nasenergy.run.report import render_report
 
@@ -36,8 +37,7 @@ def _record(env: dict | None = None) -> RunRecord:
         {"trial_number": 4, "state": "PRUNED", "outcome": "duplicate", "canonical": "A", "duplicate_of": 0},
         {"trial_number": 5, "state": "PRUNED", "outcome": "not_recorded", "canonical": "E", "error": "no record of E"},
     ]
-    number_evaluations(rows)
-    mark_front(rows, objectives_for(["accuracy", "throughput", "energy"]))
+    rows = [r.as_row() for r in RunFront.mark(rows, objectives_for(["accuracy", "throughput", "energy"])).records]
     cfg = {"study_name": "demo", "budget": 5, "objectives": ["accuracy", "throughput", "energy"], "space": "tss",
            "dataset": "cifar10"}
     return RunRecord(Path("runs/demo"), cfg, rows, env or {})
@@ -75,9 +75,9 @@ def test_report_states_the_quality_measure_of_the_deploy_region():
     """The floor of --min-accuracy, references from the measured candidates, the deploy hypervolume."""
     rec = _record()
     measured = {0: (1200.0, 0.55), 1: (4500.0, 0.3), 2: (800.0, 0.7), 3: (600.0, 0.9)}
-    for row in rec.rows:
-        if row["trial_number"] in measured:
-            row["measure_throughput_img_per_s"], row["measure_energy_j_per_img"] = measured[row["trial_number"]]
+    rec = _changed(rec, {i: dict(zip(("measure_throughput_img_per_s", "measure_energy_j_per_img"),
+                                     measured[r.trial_number]))
+                         for i, r in enumerate(rec.rows) if r.trial_number in measured})
     rec.config["min_accuracy"] = 75.0
     text = render_report(rec)
     region = DeployRegion(75.0, 600.0, 0.9)
@@ -143,7 +143,7 @@ def _two_objective_record() -> RunRecord:
     rec = _record()
     rows = [{k: v for k, v in r.items() if k not in ("energy_j_per_img", "energy_source", "energy_saving_pct")}
             for r in rec.rows]
-    mark_front(rows, objectives_for(["accuracy", "throughput"]))
+    rows = [r.as_row() for r in RunFront.mark(rows, objectives_for(["accuracy", "throughput"])).records]
     cfg = {**rec.config, "objectives": ["accuracy", "throughput"], "filter": "dominance"}
     env = {"workers": {"w": {"parts": {"filter energy bound": "default-clock energy x 0.5"}}}}
     return RunRecord(rec.run_dir, cfg, rows, env)
@@ -167,19 +167,24 @@ def test_a_three_objective_report_lists_every_plot_and_the_energy_figures():
 def test_report_names_the_boards_of_the_front_and_a_normalisation():
     rec = _record()
     assert "- boards:" not in render_report(rec)  # no measurement names its board
-    for row, board in zip(rec.rows, ("GPU-aaaaaaaa-1", "GPU-bbbbbbbb-2", "GPU-aaaaaaaa-1", "GPU-cccccccc-3")):
-        row["measure_gpu_uuid"] = board
+    boards = ("GPU-aaaaaaaa-1", "GPU-bbbbbbbb-2", "GPU-aaaaaaaa-1", "GPU-cccccccc-3")
+    rec = _changed(rec, {i: {"measure_gpu_uuid": board} for i, board in enumerate(boards)})
     text = render_report(rec)
     assert "- boards: 3 measured the candidates (`GPU-aaaaaaaa` (2), `GPU-bbbbbbbb` (1), `GPU-cccccccc` (1)); " \
            "2 measured the front" in text
     assert "| 0 | 11 | `A` |" in text and "| modelled | `GPU-aaaaaaaa` |" in text and "| `GPU-bbbbbbbb` |" in text
     assert "cross-board calibration" not in text
-    rec.rows[1]["normalised_to_gpu_uuid"] = "GPU-aaaaaaaa-1"
+    rec = _changed(rec, {1: {"normalised_to_gpu_uuid": "GPU-aaaaaaaa-1"}})
     assert "the throughput and energy of 1 measurements were normalised to board `GPU-aaaaaaaa`" in render_report(rec)
-    for row in rec.rows:  # one board on the front: no board column
-        row["measure_gpu_uuid"] = "GPU-aaaaaaaa-1"
+    rec = _changed(rec, {i: {"measure_gpu_uuid": "GPU-aaaaaaaa-1"} for i in range(len(rec.rows))})  # one board
     text = render_report(rec)
     assert "1 measured the front" in text and "| board |" not in text
+
+
+def _changed(rec: RunRecord, changes: dict[int, dict]) -> RunRecord:
+    """``rec`` with the columns of some rows (by position) changed: a run's records are frozen."""
+    rows = [r.replace(**changes.get(i, {})) for i, r in enumerate(rec.rows)]
+    return RunRecord(rec.run_dir, rec.config, rows, rec.env)
 
 
 def _without_dvfs(rec: RunRecord, *, filtered: bool = True) -> RunRecord:

@@ -26,10 +26,11 @@ from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError, first_line
 from nasenergy.objectives import OBJECTIVE_NAMES
-from nasenergy.pareto import ParetoFront
 from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
+from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import OBJECTIVES, SearchObjective, objectives_for, points_of
-from nasenergy.run.outcomes import EVALUATED, OUTCOMES
+from nasenergy.run.outcomes import OUTCOMES
+from nasenergy.run.record import CandidateRecord
 
 PRIVATE_FILE_MODE = 0o600
 """The mode of a file only its owner may read (a run's files that name a storage with a password)."""
@@ -50,10 +51,7 @@ __all__ = [
     "REPORT_MD",
     "RunRecord",
     "csv_text",
-    "evaluated_rows",
     "load_run",
-    "mark_front",
-    "number_evaluations",
     "read_candidates",
     "write_json",
     "write_tables",
@@ -63,19 +61,23 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A run read back from its folder.
+    """A run read back from its folder (or just written): a `nasenergy.run.view.RunView`.
 
     Attributes:
         run_dir: the folder.
         config: ``config.json`` as a dict.
-        rows: ``candidates.csv`` rows, typed (empty cells are ``None``).
+        rows: every candidate, typed (`CandidateRecord`; plain rows are converted).
         env: ``env.json`` as a dict (empty if missing).
     """
 
     run_dir: Path
     config: dict[str, Any]
-    rows: list[dict[str, Any]]
+    rows: tuple[CandidateRecord, ...]
     env: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", tuple(r if isinstance(r, CandidateRecord) else CandidateRecord(r)
+                                               for r in self.rows))
 
     @property
     def name(self) -> str:
@@ -88,40 +90,20 @@ class RunRecord:
         return objectives_for(self.config.get("objectives", OBJECTIVE_NAMES))
 
     @property
-    def evaluated(self) -> list[dict[str, Any]]:
-        """The fully evaluated, non-duplicate candidates in evaluation order."""
-        return evaluated_rows(self.rows)
+    def run_front(self) -> RunFront:
+        """The run's evaluations, front and quality, as its files mark them (the front was computed
+        once, when they were written; read here for the current ``config``)."""
+        return RunFront.read(self.rows, self.objectives, self.config)
 
     @property
-    def front(self) -> list[dict[str, Any]]:
-        """The candidates on the Pareto front."""
-        return [r for r in self.rows if r.get("on_front")]
+    def evaluated(self) -> tuple[CandidateRecord, ...]:
+        """The fully evaluated, non-duplicate candidates in evaluation order."""
+        return self.run_front.evaluated
 
-
-def evaluated_rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with outcome ``evaluated``, sorted by ``evaluation_number``."""
-    ev = [dict(r) for r in rows if r.get("outcome") == EVALUATED]
-    return sorted(ev, key=lambda r: (r.get("evaluation_number") or 0, r["trial_number"]))
-
-
-def mark_front(rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
-               min_accuracy: float | None = None) -> None:
-    """Set ``on_front`` on every row: ``True`` for evaluated rows on the Pareto front of the rows at
-    or above ``min_accuracy`` (``--min-accuracy``; ``None``: every evaluated row)."""
-    ev_idx = [i for i, r in enumerate(rows) if r.get("outcome") == EVALUATED
-              and (min_accuracy is None or (r.get("accuracy_pct") is not None and r["accuracy_pct"] >= min_accuracy))]
-    front = ParetoFront.from_points(points_of([rows[i] for i in ev_idx], objectives), objectives, keys=ev_idx)
-    on_front = set(front.keys)
-    for i, r in enumerate(rows):
-        r["on_front"] = i in on_front
-
-
-def number_evaluations(rows: list[dict[str, Any]]) -> None:
-    """Set ``evaluation_number`` (1, 2, ...) on evaluated rows, in order of completion."""
-    ev = [r for r in rows if r.get("outcome") == EVALUATED]
-    ev.sort(key=lambda r: (r.get("datetime_complete") or "", r["trial_number"]))
-    for k, r in enumerate(ev, start=1):
-        r["evaluation_number"] = k
+    @property
+    def front(self) -> tuple[CandidateRecord, ...]:
+        """The candidates on the Pareto front, most accurate first."""
+        return self.run_front.members
 
 
 def _format(value: Any) -> str:
@@ -252,19 +234,18 @@ def load_run(run_dir: str | Path) -> RunRecord:
     rows = read_candidates(d / CANDIDATES_CSV)
     config = _read_json(d / CONFIG_JSON)
     _check_config(d / CONFIG_JSON, config)
-    return RunRecord(d, config, rows, _read_json(d / ENV_JSON))
+    return RunRecord(d, config, tuple(map(CandidateRecord, rows)), _read_json(d / ENV_JSON))
 
 
-def write_tables(run_dir: Path, rows: list[dict[str, Any]], objectives: Sequence[SearchObjective], *,
-                 private: bool = False, min_accuracy: float | None = None) -> None:
-    """Number the evaluations, mark the front (of the rows at or above ``min_accuracy``) and write
-    both CSV files (mode 0600 if ``private``)."""
-    number_evaluations(rows)
-    mark_front(rows, objectives, min_accuracy=min_accuracy)
+def write_tables(run_dir: Path, rows: Iterable[Mapping[str, Any]], objectives: Sequence[SearchObjective], *,
+                 private: bool = False, min_accuracy: float | None = None) -> RunFront:
+    """Number the evaluations, mark the front (of the rows at or above ``min_accuracy``;
+    `RunFront.mark`) and write both CSV files (mode 0600 if ``private``); returns the marked run."""
+    marked = RunFront.mark(rows, objectives, min_accuracy=min_accuracy)
     cols = list(CANDIDATE_COLUMNS)
-    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(rows, cols), private=private)
-    front = sorted((r for r in rows if r["on_front"]), key=lambda r: -(r.get("accuracy_pct") or 0.0))
-    write_text_atomic(run_dir / FRONT_CSV, csv_text(front, cols), private=private)
+    write_text_atomic(run_dir / CANDIDATES_CSV, csv_text(marked.records, cols), private=private)
+    write_text_atomic(run_dir / FRONT_CSV, csv_text(marked.members, cols), private=private)
+    return marked
 
 
 def write_json(path: Path, data: Mapping[str, Any], *, private: bool = False) -> None:

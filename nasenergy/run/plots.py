@@ -48,7 +48,7 @@ from nasenergy.run.plots_hypervolume import (
 from nasenergy.run.quality import run_region
 
 if TYPE_CHECKING:
-    from nasenergy.protocols import RunView
+    from nasenergy.run.view import RunView
 
 __all__ = [
     "BAND_LEGEND_TITLE", "HYPERVOLUME_PNG", "PROJECTIONS_PNG", "draw_run", "dvfs_applied", "group_colours",
@@ -167,7 +167,7 @@ def draw_run(record: "RunView", out_dir: Path | None = None) -> list[Path]:
     heading = readable_title(record.config, record.rows, objectives)
     title = f"{heading}: {len(evaluated)} full evaluations"
     small = f"study {record.name}"
-    region = run_region(record.config, record.rows)
+    region = record.run_front.region
     written = [
         plot_projections(evaluated, objectives, out / PROJECTIONS_PNG, title=title, small_print=small,
                          accuracy_floor=record.config.get("min_accuracy")),

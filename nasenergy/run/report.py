@@ -39,7 +39,7 @@ from nasenergy.run.report_front import Column, _front_columns, board_columns, bo
 from nasenergy.run.report_text import _by_source, _duration, _metric, _parts, _sources, _sum, _worker_field
 
 if TYPE_CHECKING:
-    from nasenergy.protocols import RunView
+    from nasenergy.run.view import RunView
 
 __all__ = [
     "REOPENED_TEXT", "RESCUE_ENV", "RESCUE_REDIRECT_AFTER", "RESCUE_YIELD_AFTER", "STOP_REASONS", "Column",
@@ -107,13 +107,13 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
     cfg = record.config
     rows = record.rows
     outcomes = Counter(str(r.get("outcome")) for r in rows)
-    evaluated = record.evaluated
-    front = sorted(record.front, key=lambda r: -(r.get("accuracy_pct") or 0.0))
+    run = record.run_front  # the evaluations, the front and the quality, once
+    evaluated = run.evaluated
+    front = run.members
     objectives = record.objectives
     names = [o.name for o in objectives]
     budget = cfg.get("budget")
-    region = run_region(cfg, rows)
-    quality = run_quality(region, evaluated, objectives) if region is not None else None
+    region, quality = run.region, run.quality
     filtered = [r for r in rows if r.get("outcome") == "filtered"]
     measured = [r for r in rows if r.get("outcome") != "duplicate" and r.get("measure_cost_s") is not None]
     mean_eval = _sum(evaluated, "eval_cost_s") / len(evaluated) if evaluated else 0.0

@@ -38,7 +38,7 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
     objectives = objectives_for(config.objectives)
     proposed = proposed_trials(study)
     rows = [row_from_trial(t) for t in proposed]
-    run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
+    marked = run_files.write_tables(out, rows, objectives, private=private, min_accuracy=config.min_accuracy)
     workers = {k[len(WORKER_ATTR_PREFIX):]: v for k, v in study.user_attrs.items() if k.startswith(WORKER_ATTR_PREFIX)}
     env = collect_env(seed=config.seed, workers=workers, storage=spec.display, command=resume_command,
                       secrets=secrets)
@@ -52,7 +52,7 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
                             "yielded": sum(1 for r in rows if r.get("outcome") == oc.EVALUATED
                                            and YIELD_TEXT in str(r.get("filter_reason") or ""))}
     run_files.write_json(out / run_files.ENV_JSON, env, private=private)
-    record = run_files.RunRecord(out, config.public_dict(), rows, env)
+    record = run_files.RunRecord(out, config.public_dict(), marked.records, env)
     report = render_report(record, resume_command=mask_text(resume_command, secrets=secrets),
                            dashboard_command=dashboard_hint(spec.dashboard_command()))
     run_files.write_text_atomic(out / run_files.REPORT_MD, report, private=private)
