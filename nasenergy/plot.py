@@ -38,6 +38,7 @@ from nasenergy.run.plots import (
     readable_title,
 )
 from nasenergy.run.quality import declared_floor, region_of
+from nasenergy.run.view import RunView
 
 COMPARISON_PNG = "hypervolume_comparison.png"
 FINAL_PNG = "hypervolume_final.png"
@@ -98,7 +99,7 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
     return written
 
 
-def compare_runs(records: Sequence[Any], out: Path) -> list[Path]:
+def compare_runs(records: Sequence[RunView], out: Path) -> list[Path]:
     """Write the comparison figures of several runs, grouped by `group_runs`, into ``out``.
 
     Raises:
@@ -146,16 +147,16 @@ def settings_key(config: Mapping[str, Any]) -> str:
     return json.dumps(kept, sort_keys=True, default=str)
 
 
-def group_runs(records: Sequence[Any]) -> list[list[Any]]:
+def group_runs(records: Sequence[RunView]) -> list[list[RunView]]:
     """The runs grouped by `settings_key`, groups in the order of their first run, runs in the
     order given (each group's runs differ at most in their seed)."""
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[RunView]] = {}
     for record in records:
         groups.setdefault(settings_key(record.config), []).append(record)
     return list(groups.values())
 
 
-def group_labels(groups: Sequence[Sequence[Any]]) -> list[str]:
+def group_labels(groups: Sequence[Sequence[RunView]]) -> list[str]:
     """One legend label per group: the settings in which the groups differ, e.g.
     ``filter dominance, target recall 0.8`` (a group without a filter shows no filter settings);
     a single group: its sampler and filter. Never a path or a study name."""
@@ -186,7 +187,7 @@ def study_pattern(names: Sequence[str]) -> str:
     return f"{head}{{{','.join(middles)}}}{tail}"
 
 
-def comparison_region(records: Sequence[Any]) -> DeployRegion | None:
+def comparison_region(records: Sequence[RunView]) -> DeployRegion | None:
     """One deploy region for every run of a comparison (so their curves are comparable): the
     declared floor (the runs must declare the same one, else ``None``: the origin hypervolume)
     and hardware references shared by all, the slowest throughput and the largest energy per

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -27,8 +27,15 @@ class SpaceProtocol(Protocol):
         size: how many architectures it holds.
     """
 
-    name: str
-    size: int
+    @property
+    def name(self) -> str:
+        """Its short name."""
+        ...
+
+    @property
+    def size(self) -> int:
+        """How many architectures it holds."""
+        ...
 
     def parse(self, text: Any) -> Arch:
         """The architecture a string names (an architecture passes through)."""
@@ -44,6 +51,15 @@ class SpaceProtocol(Protocol):
 
     def suggest(self, trial: Any) -> Arch:
         """An architecture from an Optuna trial's categorical suggestions."""
+        ...
+
+    def param_choices(self) -> Mapping[str, tuple[Any, ...]]:
+        """The categorical parameters `suggest` asks a trial for: name -> choices, in order."""
+        ...
+
+    def arch_from_params(self, params: Mapping[str, Any]) -> Arch:
+        """The architecture named by parameters as `suggest` creates them (the search reads a
+        proposal's network before it builds anything)."""
         ...
 
     def features(self, arch: Arch) -> np.ndarray:

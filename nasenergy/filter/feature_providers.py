@@ -27,6 +27,7 @@ import numpy as np
 
 from nasenergy._registry import Registry, resolve
 from nasenergy.filter.records import FilterError
+from search_spaces import SpaceProtocol
 
 __all__ = ["FEATURE_PROVIDERS", "FeatureProvider", "FeatureProviderKind", "FeatureSet", "StructureFeatures",
            "feature_provider", "feature_set", "register_feature_provider"]
@@ -128,7 +129,7 @@ class StructureFeatures:
         dataset: unused (the structure is the same on every dataset).
     """
 
-    def __init__(self, space: Any, dataset: str = "cifar10") -> None:
+    def __init__(self, space: SpaceProtocol, dataset: str = "cifar10") -> None:
         self.space = space
         self.names = tuple(getattr(space, "feature_names", ()))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,11 @@ from nasenergy.filter.trial_attrs import record_decision
 from nasenergy.measurement import Measurement
 from nasenergy.pareto import Objective, ParetoFront
 
-def filter_trial(trial: Any, decision: Decision, measurement: Measurement | None = None) -> None:
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.trial import FrozenTrial, Trial
+
+def filter_trial(trial: Trial, decision: Decision, measurement: Measurement | None = None) -> None:
     """Inside an objective: record the decision, then raise `optuna.TrialPruned` if it skips.
 
     ``study.optimize`` turns the exception into a PRUNED trial; its user attributes stay.
@@ -40,7 +44,7 @@ def filter_trial(trial: Any, decision: Decision, measurement: Measurement | None
         raise optuna.TrialPruned(decision.reason)
 
 
-def apply_decision(study: Any, trial: Any, decision: Decision, measurement: Measurement | None = None) -> bool:
+def apply_decision(study: Study, trial: Trial, decision: Decision, measurement: Measurement | None = None) -> bool:
     """In an ask-and-tell loop: record the decision; if it skips, tell the study the trial was pruned.
 
     Returns:
@@ -67,7 +71,7 @@ class CompleteTrialBudget:
             raise FilterError(f"the budget must be at least 1 full evaluation, got {n_complete}")
         self.n_complete = int(n_complete)
 
-    def __call__(self, study: Any, trial: Any) -> None:
+    def __call__(self, study: Study, trial: FrozenTrial) -> None:
         from optuna.trial import TrialState
 
         done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
@@ -111,8 +115,8 @@ class FilteredObjective:
     def __init__(
         self,
         flt: UtilizationFilter,
-        propose: Callable[[Any], Candidate],
-        evaluate: Callable[[Any, Candidate], float | Sequence[float]],
+        propose: Callable[[Trial], Candidate],
+        evaluate: Callable[[Trial, Candidate], float | Sequence[float]],
         *,
         front: ParetoFront | None = None,
     ) -> None:
@@ -130,7 +134,7 @@ class FilteredObjective:
         """Study directions matching the returned values."""
         return [OBJECTIVE_SENSES[o] for o in self.objectives]
 
-    def __call__(self, trial: Any) -> tuple[float, ...]:
+    def __call__(self, trial: Trial) -> tuple[float, ...]:
         cand = self.propose(trial)
         if not isinstance(cand, Candidate):
             raise FilterError("propose() must return a nasenergy.filter.Candidate")

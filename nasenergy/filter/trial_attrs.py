@@ -17,10 +17,13 @@ Optuna itself is not imported.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nasenergy.filter.records import Decision
 from nasenergy.measurement import Measurement
+
+if TYPE_CHECKING:
+    from optuna.trial import Trial
 
 __all__ = ["CHEAP_ATTR", "cheap_attr", "decision_of", "measurement_of", "record_decision"]
 
@@ -38,7 +41,7 @@ def cheap_attr(measurement: Measurement | None, decision: Decision) -> dict[str,
     return {"measurement": None if measurement is None else measurement.to_dict(), "decision": decision.to_dict()}
 
 
-def record_decision(trial: Any, decision: Decision, measurement: Measurement | None = None) -> Decision:
+def record_decision(trial: Trial, decision: Decision, measurement: Measurement | None = None) -> Decision:
     """Store a decision and the measurement behind it as the trial's ``cheap`` user attribute.
 
     Args:

@@ -31,15 +31,15 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.hardware.flops import ModelCount, count_model
 from nasenergy.hardware.meter import check_request
-from nasenergy.measurement import Measurement
 from nasenergy.hardware.recorded import measurement_to_row, write_profile
-from pathlib import Path
-from search_spaces import Arch, get_space
+from nasenergy.measurement import Measurement
+from search_spaces import Arch, SearchSpace, get_space
 
 if TYPE_CHECKING:
     import torch
@@ -120,7 +120,7 @@ class FakeMeter:
         key = self.key(model) if self.key is not None else None
         return self._make(count, shape, batch_size, precision, key, t0)
 
-    def measure_arch(self, arch: Arch, *, precision: str, batch_size: int, space: Any = None,
+    def measure_arch(self, arch: Arch, *, precision: str, batch_size: int, space: SearchSpace | None = None,
                      dataset: str = "cifar10") -> Measurement:
         """Synthetic measurement of a search-space architecture without building it.
 
@@ -208,7 +208,7 @@ class FakeMeter:
         return Measurement(**fields)
 
 
-def write_fake_profile(path: Any, archs: Sequence[Any], *, space: Any = None,
+def write_fake_profile(path: Any, archs: Sequence[Any], *, space: SearchSpace | None = None,
                        precisions: Sequence[str] = ("fp16",), batch_size: int = 1024,
                        dataset: str = "cifar10", meter: FakeMeter | None = None) -> Any:
     """Write a recorded-profile CSV of synthetic `FakeMeter` figures for the classes of `archs`.

@@ -46,8 +46,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from nasenergy.hardware._fake_gpu import (H200_GRAPHICS_CLOCKS_MHZ, H200_MEMORY_CLOCKS_MHZ, FakeGpu, FakeHandle,
-                                          FakeNVMLError, FakeNvmlCall, Load, ManualClock)
+from nasenergy.hardware._fake_gpu import (
+    H200_GRAPHICS_CLOCKS_MHZ,
+    H200_MEMORY_CLOCKS_MHZ,
+    FakeGpu,
+    FakeHandle,
+    FakeNvmlCall,
+    FakeNVMLError,
+    Load,
+    ManualClock,
+)
 from nasenergy.hardware._fake_nvml_clocks import ClockControl
 from nasenergy.hardware._fake_nvml_counters import ActivityCounters
 from nasenergy.hardware._fake_nvml_power import GpuSim, PowerSimulation, Segment
@@ -121,7 +129,7 @@ class FakeNvml(PowerSimulation, ClockControl, ActivityCounters):
         if needs_init and self._init_count <= 0:
             raise FakeNVMLError(self.NVML_ERROR_UNINITIALIZED)
 
-    def _gpu(self, handle: Any) -> int:
+    def _gpu(self, handle: object) -> int:
         if not isinstance(handle, FakeHandle) or not 0 <= handle.index < len(self._gpus):
             raise FakeNVMLError(self.NVML_ERROR_INVALID_ARGUMENT)
         return handle.index
@@ -152,28 +160,28 @@ class FakeNvml(PowerSimulation, ClockControl, ActivityCounters):
             raise FakeNVMLError(self.NVML_ERROR_INVALID_ARGUMENT)
         return FakeHandle(index)
 
-    def nvmlDeviceGetIndex(self, handle: Any) -> int:
+    def nvmlDeviceGetIndex(self, handle: object) -> int:
         self._enter("nvmlDeviceGetIndex", handle)
         return self._gpu(handle)
 
-    def nvmlDeviceGetName(self, handle: Any) -> str:
+    def nvmlDeviceGetName(self, handle: object) -> str:
         self._enter("nvmlDeviceGetName", handle)
         return self._gpus[self._gpu(handle)].spec.name
 
-    def nvmlDeviceGetUUID(self, handle: Any) -> str:
+    def nvmlDeviceGetUUID(self, handle: object) -> str:
         self._enter("nvmlDeviceGetUUID", handle)
         i = self._gpu(handle)
         return self._gpus[i].spec.uuid or f"GPU-fake-{i:04d}"
 
-    def nvmlDeviceGetPowerManagementLimit(self, handle: Any) -> int:
+    def nvmlDeviceGetPowerManagementLimit(self, handle: object) -> int:
         self._enter("nvmlDeviceGetPowerManagementLimit", handle)
         return round(self._gpus[self._gpu(handle)].spec.power_limit_w * 1000.0)
 
-    def nvmlDeviceGetEnforcedPowerLimit(self, handle: Any) -> int:
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: object) -> int:
         self._enter("nvmlDeviceGetEnforcedPowerLimit", handle)
         return round(self._gpus[self._gpu(handle)].spec.power_limit_w * 1000.0)
 
-    def nvmlDeviceGetPowerManagementLimitConstraints(self, handle: Any) -> list[int]:
+    def nvmlDeviceGetPowerManagementLimitConstraints(self, handle: object) -> list[int]:
         self._enter("nvmlDeviceGetPowerManagementLimitConstraints", handle)
         lo, hi = self._gpus[self._gpu(handle)].spec.power_limit_range_w
         return [round(lo * 1000.0), round(hi * 1000.0)]

@@ -27,7 +27,7 @@ class ClockControl(SharedClockState, NvmlConstants):
     if TYPE_CHECKING:
         def elapsed_s(self) -> float: ...
         def _enter(self, name: str, *args: Any, needs_init: bool = True) -> None: ...
-        def _gpu(self, handle: Any) -> int: ...
+        def _gpu(self, handle: object) -> int: ...
         def _advance(self, index: int) -> GpuSim: ...
 
     def locked_clocks_mhz(self, index: int = 0) -> tuple[int, int] | None:
@@ -50,11 +50,11 @@ class ClockControl(SharedClockState, NvmlConstants):
             return max(spec.memory_clocks_mhz)
         raise FakeNVMLError(self.NVML_ERROR_NOT_SUPPORTED)
 
-    def nvmlDeviceGetClockInfo(self, handle: Any, clock_type: int) -> int:
+    def nvmlDeviceGetClockInfo(self, handle: object, clock_type: int) -> int:
         self._enter("nvmlDeviceGetClockInfo", handle, clock_type)
         return self._clock_of_type(self._gpu(handle), clock_type, current=True)
 
-    def nvmlDeviceGetMaxClockInfo(self, handle: Any, clock_type: int) -> int:
+    def nvmlDeviceGetMaxClockInfo(self, handle: object, clock_type: int) -> int:
         self._enter("nvmlDeviceGetMaxClockInfo", handle, clock_type)
         spec = self._gpus[self._gpu(handle)].spec
         if clock_type in (self.NVML_CLOCK_SM, self.NVML_CLOCK_GRAPHICS):
@@ -63,15 +63,15 @@ class ClockControl(SharedClockState, NvmlConstants):
             return max(spec.memory_clocks_mhz)
         raise FakeNVMLError(self.NVML_ERROR_NOT_SUPPORTED)
 
-    def nvmlDeviceGetApplicationsClock(self, handle: Any, clock_type: int) -> int:
+    def nvmlDeviceGetApplicationsClock(self, handle: object, clock_type: int) -> int:
         self._enter("nvmlDeviceGetApplicationsClock", handle, clock_type)
         return self._clock_of_type(self._gpu(handle), clock_type, current=False)
 
-    def nvmlDeviceGetDefaultApplicationsClock(self, handle: Any, clock_type: int) -> int:
+    def nvmlDeviceGetDefaultApplicationsClock(self, handle: object, clock_type: int) -> int:
         self._enter("nvmlDeviceGetDefaultApplicationsClock", handle, clock_type)
         return self._clock_of_type(self._gpu(handle), clock_type, current=False)
 
-    def nvmlDeviceGetClock(self, handle: Any, clock_type: int, clock_id: int) -> int:
+    def nvmlDeviceGetClock(self, handle: object, clock_type: int, clock_id: int) -> int:
         self._enter("nvmlDeviceGetClock", handle, clock_type, clock_id)
         i = self._gpu(handle)
         if clock_id == self.NVML_CLOCK_ID_CURRENT:
@@ -82,18 +82,18 @@ class ClockControl(SharedClockState, NvmlConstants):
             return max(self._gpus[i].spec.graphics_clocks_mhz)
         raise FakeNVMLError(self.NVML_ERROR_INVALID_ARGUMENT)
 
-    def nvmlDeviceGetSupportedMemoryClocks(self, handle: Any) -> list[int]:
+    def nvmlDeviceGetSupportedMemoryClocks(self, handle: object) -> list[int]:
         self._enter("nvmlDeviceGetSupportedMemoryClocks", handle)
         return sorted(self._gpus[self._gpu(handle)].spec.memory_clocks_mhz, reverse=True)
 
-    def nvmlDeviceGetSupportedGraphicsClocks(self, handle: Any, memory_clock_mhz: int) -> list[int]:
+    def nvmlDeviceGetSupportedGraphicsClocks(self, handle: object, memory_clock_mhz: int) -> list[int]:
         self._enter("nvmlDeviceGetSupportedGraphicsClocks", handle, memory_clock_mhz)
         spec = self._gpus[self._gpu(handle)].spec
         if memory_clock_mhz not in spec.memory_clocks_mhz:
             raise FakeNVMLError(self.NVML_ERROR_INVALID_ARGUMENT)
         return sorted(spec.graphics_clocks_mhz, reverse=True)
 
-    def nvmlDeviceSetGpuLockedClocks(self, handle: Any, min_mhz: int, max_mhz: int) -> None:
+    def nvmlDeviceSetGpuLockedClocks(self, handle: object, min_mhz: int, max_mhz: int) -> None:
         self._enter("nvmlDeviceSetGpuLockedClocks", handle, min_mhz, max_mhz)
         i = self._gpu(handle)
         if self.permission_denied:
@@ -109,7 +109,7 @@ class ClockControl(SharedClockState, NvmlConstants):
                  "pid": os.getpid()})
         self._clock_changed(i)
 
-    def nvmlDeviceResetGpuLockedClocks(self, handle: Any) -> None:
+    def nvmlDeviceResetGpuLockedClocks(self, handle: object) -> None:
         self._enter("nvmlDeviceResetGpuLockedClocks", handle)
         i = self._gpu(handle)
         if self.permission_denied:

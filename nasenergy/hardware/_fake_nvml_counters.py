@@ -24,7 +24,7 @@ class ActivityCounters(NvmlConstants):
     if TYPE_CHECKING:
         def elapsed_s(self) -> float: ...
         def _enter(self, name: str, *args: Any, needs_init: bool = True) -> None: ...
-        def _gpu(self, handle: Any) -> int: ...
+        def _gpu(self, handle: object) -> int: ...
 
     NVML_GPM_METRICS_GET_VERSION = 1
 
@@ -38,16 +38,16 @@ class ActivityCounters(NvmlConstants):
             self.sample2: Any = None
             self.metrics = [types.SimpleNamespace(metricId=0, value=0.0) for _ in range(210)]
 
-    def nvmlDeviceGetUtilizationRates(self, handle: Any) -> Any:
+    def nvmlDeviceGetUtilizationRates(self, handle: object) -> Any:
         self._enter("nvmlDeviceGetUtilizationRates", handle)
         gpu, memory = self._gpus[self._gpu(handle)].spec.utilization_rates_pct
         return types.SimpleNamespace(gpu=gpu, memory=memory)
 
-    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: Any) -> int:
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle: object) -> int:
         self._enter("nvmlDeviceGetCurrentClocksEventReasons", handle)
         return int(self._gpus[self._gpu(handle)].spec.clocks_event_reasons)
 
-    def nvmlGpmQueryDeviceSupport(self, handle: Any) -> Any:
+    def nvmlGpmQueryDeviceSupport(self, handle: object) -> Any:
         self._enter("nvmlGpmQueryDeviceSupport", handle)
         return types.SimpleNamespace(isSupportedDevice=int(bool(self._gpus[self._gpu(handle)].spec.gpm_pct)))
 
@@ -55,7 +55,7 @@ class ActivityCounters(NvmlConstants):
         self._enter("nvmlGpmSampleAlloc")
         return types.SimpleNamespace(gpu=None, t_s=None)
 
-    def nvmlGpmSampleGet(self, handle: Any, sample: Any) -> Any:
+    def nvmlGpmSampleGet(self, handle: object, sample: Any) -> Any:
         self._enter("nvmlGpmSampleGet", handle)
         i = self._gpu(handle)
         if not self._gpus[i].spec.gpm_pct:

@@ -50,7 +50,7 @@ class PowerSimulation(NvmlConstants):
     if TYPE_CHECKING:
         def elapsed_s(self) -> float: ...
         def _enter(self, name: str, *args: Any, needs_init: bool = True) -> None: ...
-        def _gpu(self, handle: Any) -> int: ...
+        def _gpu(self, handle: object) -> int: ...
         def _current_sm_clock(self, index: int) -> int: ...
 
     def set_load(self, load: Load, index: int = 0) -> None:
@@ -106,7 +106,7 @@ class PowerSimulation(NvmlConstants):
             g.tick_index = k
         return g
 
-    def nvmlDeviceGetTotalEnergyConsumption(self, handle: Any) -> int:
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: object) -> int:
         self._enter("nvmlDeviceGetTotalEnergyConsumption", handle)
         i = self._gpu(handle)
         if not self._gpus[i].spec.has_energy_counter:
@@ -114,13 +114,13 @@ class PowerSimulation(NvmlConstants):
         g = self._advance(i)
         return g.spec.initial_energy_mj + math.floor(g.energy_j * 1000.0 + 1e-6)
 
-    def nvmlDeviceGetPowerUsage(self, handle: Any) -> int:
+    def nvmlDeviceGetPowerUsage(self, handle: object) -> int:
         self._enter("nvmlDeviceGetPowerUsage", handle)
         g = self._advance(self._gpu(handle))
         power = g.spec.idle_power_w if g.last_tick_power_w is None else g.last_tick_power_w
         return round(power * 1000.0)
 
-    def nvmlDeviceGetSamples(self, handle: Any, sample_type: int, last_seen_us: int) -> tuple[int, list[Any]]:
+    def nvmlDeviceGetSamples(self, handle: object, sample_type: int, last_seen_us: int) -> tuple[int, list[Any]]:
         self._enter("nvmlDeviceGetSamples", handle, sample_type, last_seen_us)
         if sample_type != self.NVML_TOTAL_POWER_SAMPLES:
             raise FakeNVMLError(self.NVML_ERROR_NOT_SUPPORTED)

@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from nasenergy.errors import UsageError
+from nasenergy.hardware.meter import Meter
 from nasenergy.measurement import Measurement
+from search_spaces import SpaceProtocol
 
 BOARD_POLICIES: tuple[str, ...] = ("normalise", "refuse", "ignore")
 """What a run does with boards beyond the tolerance: normalise to the reference board, refuse, or
@@ -276,7 +278,7 @@ def calibrate(boards: Sequence[MeasureFn], networks: Sequence[str], *, repeats: 
                             settings[0], settings[1], tolerance_frac, cost_s)
 
 
-def calibrate_meters(meters: Sequence[Any], *, space: Any, precision: str, batch_size: int,
+def calibrate_meters(meters: Sequence[Meter], *, space: SpaceProtocol, precision: str, batch_size: int,
                      dataset: str = "cifar10", networks: Sequence[str] | None = None, repeats: int = 1,
                      tolerance_frac: float = DEFAULT_TOLERANCE_FRAC) -> BoardCalibration:
     """`calibrate` with one meter per board: an `ArchMeter` (``measure_arch``) answers the
@@ -284,7 +286,7 @@ def calibrate_meters(meters: Sequence[Any], *, space: Any, precision: str, batch
     (``space.build_deployed``). `networks` defaults to `reference_archs` of the space."""
     nets = tuple(networks) if networks is not None else reference_archs(space.name)
 
-    def measure_on(meter: Any) -> MeasureFn:
+    def measure_on(meter: Meter) -> MeasureFn:
         def measure(net: str) -> Measurement:
             arch = space.parse(net)
             if hasattr(meter, "measure_arch"):

@@ -11,15 +11,15 @@ architecture with the same `deployed_key`. The result carries both parameter and
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 from nasenergy.hardware.flops import ModelCount, remember_count
 from nasenergy.hardware.meter import Meter
 from nasenergy.measurement import Measurement
-from search_spaces import Arch, dataset_info
+from search_spaces import Arch, SearchSpace, dataset_info
 
 
-def deployed_count(space: Any, arch: Arch, dataset: str) -> ModelCount | None:
+def deployed_count(space: SearchSpace, arch: Arch, dataset: str) -> ModelCount | None:
     """FLOPs, MACs per image and parameters of `arch`'s deployed network as
     `nasenergy.hardware.flops.count_model` counts them, from the space's analytic count
     (``space.count_deployed``; ``None`` for a space without one). PyTorch's counter leaves out the
@@ -33,7 +33,7 @@ def deployed_count(space: Any, arch: Arch, dataset: str) -> ModelCount | None:
                       params=int(cost.params))
 
 
-def with_official_counts(m: Measurement, space: Any, arch: Arch, dataset: str, *,
+def with_official_counts(m: Measurement, space: SearchSpace, arch: Arch, dataset: str, *,
                          network_form: str = "deployed") -> Measurement:
     """`m` marked as measured on `network_form` (by default the deployed network of `arch`), with
     `arch`'s own official params and FLOPs."""
@@ -42,7 +42,7 @@ def with_official_counts(m: Measurement, space: Any, arch: Arch, dataset: str, *
                                flops_per_img_official=float(official.flops))
 
 
-def measure_deployed(meter: Meter, space: Any, arch: Arch, dataset: str, *, batch_size: int,
+def measure_deployed(meter: Meter, space: SearchSpace, arch: Arch, dataset: str, *, batch_size: int,
                      precision: str, channels_last: bool | None = None, seed: int = 0,
                      analytic_counts: bool = False) -> Measurement:
     """Measure the deployed network of `arch` on `dataset`'s input shape with `meter`.
@@ -69,7 +69,7 @@ def measure_deployed(meter: Meter, space: Any, arch: Arch, dataset: str, *, batc
     return with_official_counts(m, space, arch, dataset)
 
 
-def deployed_measurer(meter: Meter, space: Any, dataset: str, *, batch_size: int, precision: str,
+def deployed_measurer(meter: Meter, space: SearchSpace, dataset: str, *, batch_size: int, precision: str,
                       analytic_counts: bool = False) -> Callable[[Arch], Measurement]:
     """What a search calls per candidate on a meter of built networks: `measure_deployed` of an
     architecture at this setting (the network built, measured, and given its official counts)."""

@@ -158,7 +158,7 @@ class NvmlDevice:
         driver_version: the NVIDIA driver version string.
     """
 
-    def __init__(self, nvml: Any, handle: Any, index: int) -> None:
+    def __init__(self, nvml: Any, handle: object, index: int) -> None:
         self._nvml = nvml
         self._handle = handle
         self._open = True

@@ -35,7 +35,7 @@ from typing import IO, Any, Iterable, Iterator, Mapping, Sequence
 from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, UsageError, first_line
 from nasenergy.hardware.deployed import with_official_counts
 from nasenergy.measurement import Measurement
-from search_spaces import Arch, get_space
+from search_spaces import Arch, SpaceProtocol, get_space
 
 #: The TSS profile of deployed networks (measured on an NVIDIA H200): the default.
 DEPLOYED_PROFILE = Path(__file__).resolve().parent.parent / "data" / "h200_tss_deployed_profile.csv.gz"
@@ -239,7 +239,7 @@ class RecordedMeter:
 
     precisions: tuple[str, ...]
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, space: Any = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, space: SpaceProtocol | None = None) -> None:
         space_name = getattr(space, "name", "tss")
         self.path = Path(path) if path is not None else default_profile(space_name)
         if path is None and not self.path.is_file():
@@ -309,7 +309,7 @@ class RecordedMeter:
                    for p, b, s in self._by_class.get(canon, ()))
 
     def measure_arch(self, arch: Arch, *, precision: str, batch_size: int,
-                     dataset: str = "cifar10", space: Any = None) -> Measurement:
+                     dataset: str = "cifar10", space: SpaceProtocol | None = None) -> Measurement:
         """The recorded measurement of `arch`'s class.
 
         ``measure_cost_s`` is the cost of the original measurement, not of this lookup.

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
-from typing import Any
 
 from nasenergy.errors import ArchError
 from nasenergy.oracles.errors import ArchNotInBenchmarkError
-from search_spaces import Arch, SSSSpace, TSSSpace, get_space
+from search_spaces import Arch, SpaceProtocol, SSSSpace, TSSSpace, get_space
 
 SPACE_SIZES: dict[str, int] = {space.name: space.size for space in (TSSSpace, SSSSpace)}
 """Architectures in each NATS-Bench space (the spaces NATS-Bench benchmarks)."""
@@ -27,7 +26,7 @@ def check_space_name(space_name: str) -> str:
     return name
 
 
-def space_name_of(space: Any) -> str:
+def space_name_of(space: SpaceProtocol | str) -> str:
     """The name (``tss`` / ``sss``) of a space given by name or as a `search_spaces` object."""
     if isinstance(space, str):
         return check_space_name(space)

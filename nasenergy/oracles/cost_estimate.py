@@ -30,7 +30,7 @@ from typing import Any
 
 from nasenergy.oracles.datasets import NatsCell, schedule_epochs
 from nasenergy.oracles.errors import CostEstimationError
-from search_spaces import Arch, get_space
+from search_spaces import Arch, SearchSpace, get_space
 
 DEFAULT_BATCH_SIZE = 256
 STEP_TIMES_FILE = "step_times.sqlite"
@@ -135,7 +135,7 @@ class StepTimeEstimator:
             self._device_label = device_label(self.device)
         return self._device_label
 
-    def _measure(self, space: Any, arch: str, dataset: str) -> StepTime:
+    def _measure(self, space: SearchSpace, arch: str, dataset: str) -> StepTime:
         import torch
 
         device = torch.device(self.device)

@@ -19,7 +19,7 @@ import numpy as np
 
 from nasenergy.oracles.errors import ArchNotInBenchmarkError
 from nasenergy.oracles.evaluation import AccuracyOracle, Evaluation, Metrics
-from search_spaces import Arch
+from search_spaces import Arch, SpaceProtocol
 
 
 def _cell_seed(seed: int | None, position: int) -> int | None:
@@ -36,7 +36,7 @@ class NetworkOracle:
         space: the search space; its ``deployed_members(arch)`` lists a network's cells.
     """
 
-    def __init__(self, oracle: AccuracyOracle, space: Any) -> None:
+    def __init__(self, oracle: AccuracyOracle, space: SpaceProtocol) -> None:
         self.oracle = oracle
         self.space = space
 

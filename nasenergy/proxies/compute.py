@@ -13,6 +13,7 @@ from nasenergy.proxies._common import ProxyContext
 from nasenergy.proxies.data import DEFAULT_BATCH_SIZE, DEFAULT_DATA, make_batch
 from nasenergy.proxies.registry import proxy_kind, proxy_names
 from nasenergy.proxies.result import ProxyResult
+from search_spaces import SearchSpace
 
 if TYPE_CHECKING:
     from torch import nn
@@ -141,7 +142,7 @@ def compute_proxies(model: nn.Module, input_shape: Sequence[int], num_classes: i
                        init_seed=int(init_seed))
 
 
-def compute_arch_proxies(space: Any, arch: Arch | str, dataset: str = "cifar10", *,
+def compute_arch_proxies(space: SearchSpace, arch: Arch | str, dataset: str = "cifar10", *,
                          names: Sequence[str] | None = None, seed: int = 0, init_seed: int = 0,
                          device: str = "cpu", batch_size: int = DEFAULT_BATCH_SIZE,
                          data: str = DEFAULT_DATA) -> ProxyReport:

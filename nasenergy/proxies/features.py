@@ -22,6 +22,7 @@ from nasenergy.hardware.registry import METERS
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies
 from nasenergy.proxies.data import DEFAULT_BATCH_SIZE, DEFAULT_DATA
 from nasenergy.proxies.table import TABLE_PROXIES, ProxyTable
+from search_spaces import SearchSpace
 
 MISSING_FEATURE = -1e3
 """The feature value of a degenerate score (below log10 of any positive float64)."""
@@ -86,7 +87,7 @@ class RecordedProxyFeatures:
         UsageError: an unknown ``missing``.
     """
 
-    def __init__(self, space: Any, dataset: str = "cifar10", path: str | Path | None = None,
+    def __init__(self, space: SearchSpace, dataset: str = "cifar10", path: str | Path | None = None,
                  proxies: Sequence[str] = TABLE_PROXIES, missing: str = "error") -> None:
         if missing not in ("error", "nan"):
             raise UsageError(f"missing must be 'error' or 'nan', got {missing!r}")
@@ -111,7 +112,7 @@ class LiveProxyFeatures:
         seed, init_seed, batch_size, data: as `compute_arch_proxies`.
     """
 
-    def __init__(self, space: Any, dataset: str = "cifar10", device: str = "cpu",
+    def __init__(self, space: SearchSpace, dataset: str = "cifar10", device: str = "cpu",
                  proxies: Sequence[str] = TABLE_PROXIES, seed: int = 0, init_seed: int = 0,
                  batch_size: int = DEFAULT_BATCH_SIZE, data: str = DEFAULT_DATA) -> None:
         self.space, self.dataset, self.device, self.proxies = space, dataset, device, tuple(proxies)

@@ -24,7 +24,7 @@ from nasenergy.errors import DataNotFoundError, UsageError
 from nasenergy.proxies.compute import ProxyReport
 from nasenergy.proxies.registry import proxy_kind
 from nasenergy.proxies.result import ProxyResult
-from search_spaces import get_space
+from search_spaces import Arch, SearchSpace, get_space
 
 TABLE_PROXIES: tuple[str, ...] = ("synflow", "jacov", "naswot", "snip", "grad_norm", "flops", "params")
 """The proxies a recorded table holds, in column order."""
@@ -102,7 +102,7 @@ class ProxyTable:
         name: where the rows came from, for messages.
     """
 
-    def __init__(self, rows: Iterable[Mapping[str, str]], space: Any, name: str = "the proxy table") -> None:
+    def __init__(self, rows: Iterable[Mapping[str, str]], space: SearchSpace, name: str = "the proxy table") -> None:
         self.space = space
         self.name = name
         self._rows: dict[tuple[str, int], Mapping[str, str]] = {}
@@ -110,7 +110,7 @@ class ProxyTable:
             self._rows.setdefault((r["dataset"], int(r["arch_index"])), r)
 
     @classmethod
-    def read(cls, space: Any, path: str | Path | None = None) -> ProxyTable:
+    def read(cls, space: SearchSpace, path: str | Path | None = None) -> ProxyTable:
         """The table at `path` (default: the one shipped for `space`, `default_table_path`).
 
         Raises:
@@ -133,7 +133,7 @@ class ProxyTable:
         """The datasets with rows, in first-seen order."""
         return tuple(dict.fromkeys(d for d, _ in self._rows))
 
-    def row_index(self, arch: Any) -> int:
+    def row_index(self, arch: Arch | str) -> int:
         """The official index of the row that stands for `arch` (its deployed class's representative)."""
         representative = getattr(self.space, "deployed_representative", None)
         a = self.space.parse(arch)
@@ -143,7 +143,7 @@ class ProxyTable:
         dataset, arch = key
         return (dataset, self.row_index(arch)) in self._rows
 
-    def row(self, arch: Any, dataset: str = "cifar10") -> Mapping[str, str]:
+    def row(self, arch: Arch | str, dataset: str = "cifar10") -> Mapping[str, str]:
         """The raw row standing for `arch` on `dataset`.
 
         Raises:
@@ -154,7 +154,7 @@ class ProxyTable:
             raise UsageError(f"{self.name} has no row for {self.space.parse(arch)} on {dataset}")
         return self._rows[key]
 
-    def report(self, arch: Any, dataset: str = "cifar10") -> ProxyReport:
+    def report(self, arch: Arch | str, dataset: str = "cifar10") -> ProxyReport:
         """The recorded proxies of `arch` on `dataset` as a `ProxyReport` (``source = "recorded"``)."""
         r = self.row(arch, dataset)
         why = _reasons(r.get("reason", ""))

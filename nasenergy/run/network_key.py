@@ -17,17 +17,16 @@ class (NAS-Bench-201's identification of equivalent cells), so there the key is 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from nasenergy.hardware.coverage import CLASS_UNIT
-from search_spaces import Arch
+from search_spaces import Arch, SpaceProtocol
 
 NetworkKeyFn = Callable[[Arch], str]
 
 DEPLOYED_UNIT = "deployed networks"
 
 
-def measured_form(meter: Any) -> str:
+def measured_form(meter: object) -> str:
     """The network form a meter's figures belong to: a recorded profile says (``network_form``);
     every other meter measures deployed networks (`nasenergy.hardware.deployed`)."""
     return str(getattr(meter, "network_form", None) or "deployed")
@@ -43,7 +42,7 @@ class NetworkKey:
         deployed: whether keys are deployed networks.
     """
 
-    def __init__(self, space: Any, network_form: str = "deployed") -> None:
+    def __init__(self, space: SpaceProtocol, network_form: str = "deployed") -> None:
         self.space = space
         self._deployed_key = None if network_form == "as_built" else getattr(space, "deployed_key", None)
         self.deployed = self._deployed_key is not None
@@ -55,6 +54,6 @@ class NetworkKey:
         return str(self._deployed_key(arch))
 
 
-def network_key_fn(space: Any, network_form: str = "deployed") -> NetworkKey:
+def network_key_fn(space: SpaceProtocol, network_form: str = "deployed") -> NetworkKey:
     """`NetworkKey` of ``space`` for a meter measuring ``network_form``."""
     return NetworkKey(space, network_form)

@@ -32,6 +32,8 @@ from search_spaces import Arch
 if TYPE_CHECKING:
     from optuna.trial import FrozenTrial
 
+    from nasenergy.dvfs.points import OptimalClock
+    from nasenergy.oracles.evaluation import Evaluation
     from nasenergy.run.record import ScoredFigures
 
 CANDIDATE, CHEAP, RESULT = "candidate", CHEAP_ATTR, "result"
@@ -53,7 +55,7 @@ def network_of(candidate: dict[str, Any]) -> str:
 
 
 def result_attr(
-    evaluation: Any, scored: "ScoredFigures", clock: Any, *, seed: int | None = None, final: dict[str, Any] | None = None
+    evaluation: Evaluation, scored: ScoredFigures, clock: OptimalClock | None, *, seed: int | None = None, final: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The ``result`` attribute (``clock``: an `OptimalClock` or ``None``; ``final``: the oracle's
     final reported `Evaluation.as_dict`, or ``{"error": ...}``)."""
@@ -78,7 +80,7 @@ def scored_of(trial: "FrozenTrial") -> dict[str, Any]:
     return (trial.user_attrs.get(RESULT) or {}).get("scored") or {}
 
 
-def dvfs_attrs(clock: Any) -> dict[str, Any]:
+def dvfs_attrs(clock: OptimalClock) -> dict[str, Any]:
     """The stored form of a `nasenergy.dvfs.OptimalClock`.
 
     Keys: ``source``, ``mode``, ``optimal_sm_clock_mhz``, ``default_sm_clock_mhz``,

@@ -35,6 +35,7 @@ from nasenergy.filter.feature_providers import FeatureSet, feature_provider
 from nasenergy.filter.features import CHEAP_FEATURE_GROUPS, CHEAP_FEATURE_NAMES
 from nasenergy.filter.records import FilterError
 from nasenergy.hardware.registry import METERS
+from search_spaces import SpaceProtocol
 
 FEATURE_GROUPS: tuple[str, ...] = ("measured", "size", "structure", "proxies", "proxies-live")
 """The groups of ``--filter-features``, in the order their columns are laid out."""
@@ -97,7 +98,7 @@ class _OncePerNetwork:
     backward pass; the search asks for a network's features when it is measured and again when
     its evaluation is learnt)."""
 
-    def __init__(self, fn: FeatureFn, space: Any) -> None:
+    def __init__(self, fn: FeatureFn, space: SpaceProtocol) -> None:
         self.fn, self.space = fn, space
         self.names = getattr(fn, "names", ())
         self._cache: dict[str, np.ndarray] = {}
@@ -109,7 +110,7 @@ class _OncePerNetwork:
         return self._cache[key]
 
 
-def extra_features(groups: Sequence[str], space: Any, dataset: str, hardware: str,
+def extra_features(groups: Sequence[str], space: SpaceProtocol, dataset: str, hardware: str,
                    announce: Callable[[str], None] | None = None) -> FeatureFn | None:
     """The extra feature function of ``groups`` (the structure and proxy groups, joined in order),
     or ``None`` when they hold none (only cheap columns).

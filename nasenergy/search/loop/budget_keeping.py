@@ -135,7 +135,7 @@ class BudgetKeeping:
         self.ctx.study.enqueue_trial(dict(chosen.params), user_attrs={REOPENED_FROM: chosen.number})
         return True
 
-    def evaluate_rejected(self, trial: Any, arch: Arch, key: str) -> str:
+    def evaluate_rejected(self, trial: FrozenTrial, arch: Arch, key: str) -> str:
         """Evaluate a network the filter rejected earlier (enqueued by `enqueue_rejected`), from the
         measurement its filtered trial stored: its decision is recorded as yielded."""
         ctx = self.ctx

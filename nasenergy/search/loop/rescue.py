@@ -28,6 +28,7 @@ from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
 
 if TYPE_CHECKING:
+    from optuna import Study
     from optuna.trial import FrozenTrial
 
 TRICKLE_SHARE = 0.02
@@ -49,7 +50,7 @@ def rescue_of(study_attrs: Mapping[str, Any]) -> dict[str, int] | None:
             "evaluations": int(found.get("evaluations", 0))}
 
 
-def begin_rescue(study: Any, trial: int, candidates: int, evaluations: int) -> dict[str, int]:
+def begin_rescue(study: Study, trial: int, candidates: int, evaluations: int) -> dict[str, int]:
     """Record in ``study`` that the budget rescue begins after trial number ``trial``, with
     ``candidates`` proposed and ``evaluations`` full evaluations done; a rescue another worker
     recorded first stays (two workers that record at once differ by a candidate or two)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nasenergy.errors import UsageError
 from nasenergy.run import outcomes as oc
@@ -15,13 +15,19 @@ from nasenergy.search.command.config_values import check_choice
 from nasenergy.search.sampling.samplers import SAMPLER_KINDS
 from nasenergy.search.storage.claims import RUNNING, ClaimStore, Reconciled, StoredTrial
 
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.samplers import BaseSampler
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial
+
 logger = logging.getLogger(__name__)
 
 WORKER_ATTR_PREFIX = "worker:"
 """Study user attributes ``worker:<id>`` describe each worker (rank, seed, host, parts)."""
 
 
-def proposed_trials(study: Any) -> list[Any]:
+def proposed_trials(study: Study) -> list[FrozenTrial]:
     """The study's trials that proposed a candidate: all but the ``WAITING`` ones (a network
     enqueued for a later trial, `nasenergy.search.loop.redirect`, is no candidate until it is asked)."""
     import optuna
@@ -30,7 +36,7 @@ def proposed_trials(study: Any) -> list[Any]:
     return [t for t in study.get_trials(deepcopy=False) if t.state != waiting]
 
 
-def make_sampler(name: str, *, seed: int, budget: int) -> Any:
+def make_sampler(name: str, *, seed: int, budget: int) -> BaseSampler:
     """The seeded Optuna sampler registered as ``name`` (`nasenergy.search.sampling.samplers`: ``tpe``,
     ``nsga2``, ``random`` and any a user or plugin registers).
 
@@ -49,7 +55,7 @@ def trial_seed(seed: int, trial_number: int, stream: int = 0) -> int:
     return int(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(trial_number), int(stream)]).generate_state(1)[0])
 
 
-def seed_per_trial(sampler: Any, seed: int) -> Any:
+def seed_per_trial(sampler: BaseSampler, seed: int) -> BaseSampler:
     """Make ``sampler``'s draws for trial N a function of ``seed``, N and the study's trials only.
 
     Optuna keeps a sampler's random state in its process: a study resumed in a new process (after
@@ -67,7 +73,7 @@ def seed_per_trial(sampler: Any, seed: int) -> Any:
         return sampler
     before_trial = sampler.before_trial
 
-    def reseeded_before_trial(study: Any, trial: Any) -> None:
+    def reseeded_before_trial(study: Study, trial: FrozenTrial) -> None:
         for stream, state in enumerate(lazy_states):
             state.rng.seed(trial_seed(seed, trial.number, stream))
         before_trial(study, trial)
@@ -76,7 +82,7 @@ def seed_per_trial(sampler: Any, seed: int) -> Any:
     return sampler
 
 
-def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
+def create_or_load_study(config: SearchConfig, storage: BaseStorage) -> Study:
     """Create the run's study (or load it) and check its directions.
 
     Raises:
@@ -102,7 +108,7 @@ def create_or_load_study(config: SearchConfig, storage: Any) -> Any:
     return study
 
 
-def load_worker_study(config: SearchConfig, storage: Any, *, rank: int) -> Any:
+def load_worker_study(config: SearchConfig, storage: BaseStorage, *, rank: int) -> Study:
     """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``,
     reseeded before each trial from the run's seed and the trial's number (`seed_per_trial`).
     Trial numbers are unique across workers, so workers still draw apart; and since a resumed
@@ -123,7 +129,7 @@ class TrialAccess:
         study_name: the study.
     """
 
-    def __init__(self, storage: Any, study_name: str) -> None:
+    def __init__(self, storage: BaseStorage, study_name: str) -> None:
         self.storage = storage
         self.study_id = storage.get_study_id_from_name(study_name)
 
@@ -131,7 +137,7 @@ class TrialAccess:
         """The storage's id of trial ``number``."""
         return self.storage.get_trial_id_from_study_id_trial_number(self.study_id, number)
 
-    def get(self, number: int) -> Any:
+    def get(self, number: int) -> FrozenTrial:
         """The `FrozenTrial` of trial ``number``."""
         return self.storage.get_trial(self.trial_id(number))
 
@@ -141,7 +147,7 @@ class TrialAccess:
         for key, value in attrs.items():
             self.storage.set_trial_user_attr(trial_id, key, value)
 
-    def create_running_copy(self, original: Any, keep_attrs: tuple[str, ...]) -> int:
+    def create_running_copy(self, original: FrozenTrial, keep_attrs: tuple[str, ...]) -> int:
         """A new RUNNING trial with ``original``'s parameters and the ``keep_attrs`` user
         attributes; returns its number."""
         import optuna
@@ -156,7 +162,7 @@ class TrialAccess:
         return self.storage.get_trial_number_from_id(trial_id)
 
 
-def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, *, everyone_dead: bool) -> int:
+def close_abandoned_trials(study: Study, trials: TrialAccess, claims: ClaimStore, *, everyone_dead: bool) -> int:
     """Mark ``abandoned`` (state FAIL) the running trials no live worker will finish.
 
     A trial still holding a running claim is left alone: a worker adopts the claim and finishes
@@ -200,7 +206,7 @@ def close_abandoned_trials(study: Any, trials: TrialAccess, claims: ClaimStore, 
     return closed
 
 
-def reconcile_claims(study: Any, claims: ClaimStore, *, everyone_dead: bool, where: str) -> Reconciled:
+def reconcile_claims(study: Study, claims: ClaimStore, *, everyone_dead: bool, where: str) -> Reconciled:
     """Make the claims agree with the study's stored trials (`ClaimStore.reconcile`), saying in one
     line what changed: the budget then counts only evaluations whose results are stored.
 

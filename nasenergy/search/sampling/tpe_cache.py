@@ -15,10 +15,15 @@ TPE no longer has the method this overrides, the sampler leaves the work to Optu
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.samplers import TPESampler
+    from optuna.trial import FrozenTrial
 
 
-def cached_tpe_sampler(**kwargs: Any) -> Any:
+def cached_tpe_sampler(**kwargs: Any) -> TPESampler:
     """A `CachedTPESampler` (Optuna's `TPESampler` arguments)."""
     import optuna
 
@@ -27,7 +32,7 @@ def cached_tpe_sampler(**kwargs: Any) -> Any:
 
 
 @functools.cache
-def cached_tpe_class() -> Any:
+def cached_tpe_class() -> type[TPESampler] | None:
     """The `CachedTPESampler` class (a subclass of Optuna's `TPESampler`), or ``None`` where
     Optuna's TPE lacks the methods it overrides."""
     import optuna
@@ -39,7 +44,7 @@ def cached_tpe_class() -> Any:
             super().__init__(**kw)
             self._repr_cache: dict[tuple[Any, ...], dict[int, tuple[Any, ...] | None]] = {}
 
-        def _get_internal_repr(self, trials: list[Any], search_space: dict[str, Any], study: Any) -> dict[str, Any]:
+        def _get_internal_repr(self, trials: list[FrozenTrial], search_space: dict[str, Any], study: Study) -> dict[str, Any]:
             import numpy as np
 
             names = list(search_space)

@@ -41,6 +41,7 @@ from nasenergy.run import outcomes as oc
 from nasenergy.run import trial_record as tr
 from nasenergy.run.network_key import network_key_fn
 from nasenergy.search.sampling.tpe_cache import cached_tpe_class, cached_tpe_sampler
+from search_spaces import SpaceProtocol
 
 SEEN_OUTCOMES = frozenset({oc.EVALUATED, oc.FILTERED, oc.DUPLICATE, oc.NOT_RECORDED, oc.INFEASIBLE, oc.FAILED})
 """Outcomes after which the pipeline answers the candidate's class as a duplicate (its cell is in
@@ -59,7 +60,7 @@ class SeenNetworks:
     trials' ``candidate`` attributes.
 
     Callable as ``is_seen(params)`` for `DedupTPESampler`: whether the network named by Optuna
-    parameters (as `SearchSpace.suggest` creates them) has been seen. `update` reads the study's
+    parameters (as `SpaceProtocol.suggest` creates them) has been seen. `update` reads the study's
     trials (any worker's); the network of a trial still in progress counts as seen while it is
     in progress (it is about to be claimed or recorded).
 
@@ -73,7 +74,7 @@ class SeenNetworks:
         covers: whether the run's meter can measure an architecture (``None``: every one).
     """
 
-    def __init__(self, space: Any, key_of: Callable[[Any], str] | None = None,
+    def __init__(self, space: SpaceProtocol, key_of: Callable[[Any], str] | None = None,
                  covers: Callable[[Any], bool] | None = None) -> None:
         self.space = space
         self.key_of = key_of or network_key_fn(space, "as_built")  # the canonical class alone
@@ -139,7 +140,7 @@ class _NoView:
         pass
 
 
-def watch_seen_networks(sampler: Any, space: Any, key_of: Callable[[Any], str] | None = None,
+def watch_seen_networks(sampler: Any, space: SpaceProtocol, key_of: Callable[[Any], str] | None = None,
                         covers: Callable[[Any], bool] | None = None) -> SeenNetworks | _NoView:
     """Give ``sampler`` (when it is a `DedupTPESampler`) a `SeenNetworks` view of ``space`` (networks
     keyed by ``key_of``, those ``covers`` refuses counted as seen) as its ``is_seen`` callback; the

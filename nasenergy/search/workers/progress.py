@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from nasenergy.run import trial_record as tr
 from nasenergy.run.quality import region_of
 from nasenergy.search.sampling.study import proposed_trials
 from nasenergy.search.storage.claims import ClaimStore
+
+if TYPE_CHECKING:
+    from optuna import Study
 
 REFRESH_S = 0.5
 
@@ -34,7 +37,7 @@ class Progress:
         enabled: show the bar (``--quiet`` turns it off).
     """
 
-    def __init__(self, study: Any, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool,
+    def __init__(self, study: Study, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool,
                  floor: tuple[float | None, str] = (None, "")) -> None:
         self._floor = floor
         self._study = study
