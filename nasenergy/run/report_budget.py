@@ -74,7 +74,7 @@ RESCUE_ENV = "budget_rescue"
 """Key of ``env.json`` where a budget rescue began and what it did (`nasenergy.search.loop.rescue`)."""
 RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER = 2, 10
 """The settings a budget rescue switches on (`nasenergy.search.loop.redirect.REDIRECT_AFTER`,
-`nasenergy.search.loop.filter_yield.YIELD_AFTER`; tests/test_report.py checks that they agree)."""
+`nasenergy.search.loop.filter_yield.YIELD_AFTER`; tests/run/test_run_report.py checks that they agree)."""
 
 
 def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],
