@@ -57,9 +57,11 @@ import numpy as np
 from nasenergy.filter.conformal import make_estimator
 from nasenergy.filter.features import CHEAP_FEATURE_NAMES, candidate_features, check_cheap_columns
 from nasenergy.measurement import Measurement
+from nasenergy.objectives import OBJECTIVES
 from nasenergy.pareto import hypervolume, non_dominated_mask
 
-SENSES: dict[str, str] = {"accuracy": "maximize", "throughput": "maximize", "energy": "minimize"}
+SENSES: dict[str, str] = {name: o.sense for name, o in OBJECTIVES.items()}
+"""Each objective's sense, by name (declared once, in `nasenergy.objectives.OBJECTIVES`)."""
 """Each objective's sense (the search's objective names)."""
 
 DEFAULT_MIN_FIT = 4
