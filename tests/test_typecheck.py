@@ -4,6 +4,8 @@
 ``search_spaces`` is checked with ``disallow_untyped_defs`` and ``check_untyped_defs``, except the
 ones its ``exclude`` list names (not yet clean). The list may only shrink: a module added to the
 package is checked from its first commit, and a listed module that no longer exists fails here.
+The extension points, the candidate record and the run's front are checked under mypy's strict
+flags as well (``[[tool.mypy.overrides]]``); that set may only grow.
 """
 
 from __future__ import annotations
@@ -42,3 +44,26 @@ def test_most_modules_are_checked():
     config = _mypy_config()
     modules = [p for package in config["files"] for p in (ROOT / package).rglob("*.py")]
     assert len(config["exclude"]) < len(modules) / 4, (len(config["exclude"]), len(modules))
+
+
+STRICT_AT_LEAST = (
+    "nasenergy._registry", "nasenergy.dvfs.backends", "nasenergy.errors", "nasenergy.filter.protocol",
+    "nasenergy.hardware.meter", "nasenergy.objectives", "nasenergy.oracles.evaluation", "nasenergy.protocols",
+    "nasenergy.run.front", "nasenergy.run.record", "nasenergy.run.view", "search_spaces._protocol",
+)
+"""The modules checked under the strict flags when the set was introduced: it may only grow."""
+STRICT_FLAGS = ("disallow_any_generics", "disallow_incomplete_defs", "disallow_subclassing_any",
+                "disallow_untyped_calls", "disallow_untyped_decorators", "no_implicit_reexport",
+                "strict_equality", "warn_return_any", "warn_unused_ignores")
+"""mypy's --strict flags that can be set per module."""
+
+
+def test_the_extension_points_are_checked_strictly_and_the_set_only_grows():
+    overrides = [o for o in _mypy_config().get("overrides", []) if all(o.get(f) is True for f in STRICT_FLAGS)]
+    assert overrides, "no [[tool.mypy.overrides]] block sets every strict flag"
+    strict = {m for o in overrides for m in ([o["module"]] if isinstance(o["module"], str) else o["module"])}
+    assert set(STRICT_AT_LEAST) <= strict, sorted(set(STRICT_AT_LEAST) - strict)
+    for module in strict:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        assert path.is_file() or (ROOT / module.replace(".", "/") / "__init__.py").is_file(), module
+        assert not any(re.fullmatch(p, str(path.relative_to(ROOT))) for p in _mypy_config()["exclude"]), module

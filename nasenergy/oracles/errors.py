@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nasenergy.errors import ArchError, CandidateError, DataNotFoundError, NasEnergyError, UsageError
-from search_spaces._errors import UnknownDatasetError  # one class: the dataset names live in search_spaces
+from search_spaces._errors import UnknownDatasetError as UnknownDatasetError  # one class: the dataset names live in search_spaces
 
 NATS_URL = "https://github.com/D-X-Y/NATS-Bench"
 

@@ -157,7 +157,7 @@ class CandidateRecord(Mapping[str, Any]):
     @property
     def is_evaluated(self) -> bool:
         """Fully evaluated (accuracy, and throughput and energy at its clock)."""
-        return self._values["outcome"] == EVALUATED
+        return bool(self._values["outcome"] == EVALUATED)
 
     @property
     def on_front(self) -> bool:
