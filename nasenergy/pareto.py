@@ -128,7 +128,7 @@ class ParetoFront:
             raise ParetoError(f"got {len(keys)} keys for {len(pts)} points")
         mask = non_dominated_mask(pts, front._senses)
         front._points = pts[mask].copy()
-        front._keys = [keys[i] if keys is not None else None for i in np.flatnonzero(mask)]
+        front._keys = [keys[int(i)] if keys is not None else None for i in np.flatnonzero(mask)]
         return front
 
     @property
@@ -158,15 +158,15 @@ class ParetoFront:
         """Pairs ``(key, point)`` in row order."""
         return iter(zip(self._keys, (tuple(map(float, p)) for p in self._points)))
 
-    def dominating_index(self, point: Sequence[float]) -> int | None:
+    def dominating_index(self, point: Sequence[float] | np.ndarray) -> int | None:
         """The row of the front that dominates ``point``, or ``None``."""
         return dominating_index(point, self._points, self._senses)
 
-    def is_dominated(self, point: Sequence[float]) -> bool:
+    def is_dominated(self, point: Sequence[float] | np.ndarray) -> bool:
         """Whether the front dominates ``point``."""
         return self.dominating_index(point) is not None
 
-    def add(self, point: Sequence[float], key: Hashable | None = None) -> bool:
+    def add(self, point: Sequence[float] | np.ndarray, key: Hashable | None = None) -> bool:
         """Offer a point; it joins the front unless something on the front dominates it.
 
         Points it dominates leave the front.

@@ -159,7 +159,7 @@ def non_dominated_mask(points: np.ndarray | Sequence[Sequence[float]], senses: S
 
 
 def dominating_index(
-    point: Sequence[float], front: np.ndarray | Sequence[Sequence[float]], senses: SensesLike
+    point: Sequence[float] | np.ndarray, front: np.ndarray | Sequence[Sequence[float]], senses: SensesLike
 ) -> int | None:
     """The row of ``front`` that dominates ``point``, or ``None``.
 

@@ -193,9 +193,9 @@ def comparison_region(records: Sequence[RunView]) -> DeployRegion | None:
     and hardware references shared by all, the slowest throughput and the largest energy per
     image measured over every run's candidates."""
     floors = {declared_floor(r.config)[0] for r in records}
-    if len(floors) != 1 or None in floors:
+    floor = floors.pop() if len(floors) == 1 else None
+    if floor is None:
         return None
-    floor = floors.pop()
     rows = [row for r in records for row in r.rows]
     region = region_of(floor, declared_floor(records[0].config)[1], [x.get("measure_throughput_img_per_s") for x in rows],
                        [x.get("measure_energy_j_per_img") for x in rows])

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nasenergy.errors import DataNotFoundError, first_line, malformed_input
+from nasenergy.filter.protocol import CandidateFilter
 from nasenergy.filter.records import Decision, FilterError, Observation
 from nasenergy.filter.registry import FILTERS, filter_kind
 from nasenergy.measurement import Measurement
@@ -43,7 +44,7 @@ class UtilizationFilter(ABC):
 
     # ----- construction -------------------------------------------------------------------
     @staticmethod
-    def create(mode: str, **options: Any) -> UtilizationFilter:
+    def create(mode: str, **options: Any) -> CandidateFilter:
         """A filter of the given registered mode (``dominance`` | ``threshold`` | ``none`` | ...,
         see `nasenergy.filter.registry`) with ``options``."""
         return filter_kind(mode).create(**options)
@@ -168,6 +169,8 @@ class UtilizationFilter(ABC):
                 raise FilterError(f"corrupt saved filter: {name} must be a JSON {'object' if kind is dict else 'array'}")
         with malformed_input(FilterError, "corrupt saved filter"):
             flt = UtilizationFilter.create(mode, **{**options, **overrides})
+            if not isinstance(flt, UtilizationFilter):
+                raise FilterError(f"saved filter mode {mode!r} does not make a UtilizationFilter, which saving needs")
             flt._observations = [Observation.from_dict(o) for o in observations]
             flt._validate_observations()
             flt._stale = True

@@ -47,7 +47,7 @@ def private_copy(model: nn.Module, device: str, *, train: bool, dtype: torch.dty
     return net
 
 
-def weighted_layers(model: nn.Module) -> list[nn.Module]:
+def weighted_layers(model: nn.Module) -> list[nn.Conv2d | nn.Linear]:
     """The convolutions and linear layers of `model`, in module order: the layers whose weights
     synflow, snip and grad_norm score (as Abdelfattah et al. 2021's ``get_layer_metric_array``)."""
     from torch import nn  # lazy: torch

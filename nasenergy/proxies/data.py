@@ -132,7 +132,9 @@ def make_batch(input_shape: tuple[int, int, int], num_classes: int, *, batch_siz
     if int(num_classes) < 1:
         raise UsageError(f"num_classes must be at least 1, got {num_classes}")
     rng = np.random.default_rng(int(seed))
-    shape = tuple(int(s) for s in input_shape)
+    if len(input_shape) != 3:
+        raise UsageError(f"input_shape must be (channels, height, width), got {tuple(input_shape)}")
+    shape = (int(input_shape[0]), int(input_shape[1]), int(input_shape[2]))
     if data == "gaussian":
         x = _gaussian(rng, int(batch_size), shape)
     elif data == "photos":
