@@ -74,7 +74,7 @@ def _metric(rows: Sequence[Mapping[str, Any]], split: str, schedule: str, trial:
     single = [t for t in trials if not t.startswith("cells:")]
     parts = []
     if several:
-        n_several = len([r for r in rows if str(r.get(trial, "")).startswith("cells:")])
+        n_several = len([r for r in rows if trial and str(r.get(trial, "")).startswith("cells:")])
         parts.append(f"the mean over the cells of the deployed network ({n_several} evaluations; each "
                      "cell's figure as below)")
     if single == ["mean"]:

@@ -34,6 +34,8 @@ class ClaimStep:
         ctx = self.ctx
         claim = ctx.claims.claim(key, str(arch), number)
         if claim.kind == "exists":
+            if claim.cell is None:
+                raise RuntimeError(f"the claims store answered 'exists' for {key} without its cell")
             return self.answer_duplicate(number, claim.cell)
         if claim.kind == "budget_full":
             return ctx.tell(number, oc.OVER_BUDGET, ctx.states.FAIL)

@@ -278,8 +278,11 @@ class Worker:
             if t.user_attrs.get(tr.OUTCOME) != oc.EVALUATED:
                 continue
             self._observed.add(t.number)
+            stored = tr.measurement_of(t)
+            if stored is None:  # an evaluation without its cheap measurement teaches the filter nothing
+                continue
             scored = ScoredFigures.from_attr(tr.scored_of(t))
-            measurement = Measurement.from_dict(tr.measurement_of(t))
+            measurement = Measurement.from_dict(stored)
             features = self._ctx.features_of(t.user_attrs[tr.CANDIDATE]["arch"])
             self.components.filter.observe(
                 measurement,

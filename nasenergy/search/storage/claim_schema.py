@@ -8,11 +8,14 @@ never change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 import sqlalchemy as sa
 
-FILTERED, RUNNING, DONE, FAILED = "filtered", "running", "done", "failed"
+FILTERED: Final = "filtered"
+RUNNING: Final = "running"
+DONE: Final[Literal["done"]] = "done"
+FAILED: Final[Literal["failed"]] = "failed"
 NOT_RECORDED = "not_recorded"
 """A network the recorded profile cannot measure (no slot, never measured)."""
 SLOT_STATUSES = (RUNNING, DONE)
