@@ -102,8 +102,7 @@ class AlphaPredictor:
         if not self.usable_with(features):
             missing = [f for f in self.features if not _present(features.get(f))]
             raise UsageError(f"alpha predictor needs feature(s) {missing}")
-        value = self.intercept + sum(c * float(features[f])  # type: ignore[arg-type]
-                                     for f, c in zip(self.features, self.coef))
+        value = self.intercept + sum((c * float(features[f] or 0.0) for f, c in zip(self.features, self.coef)), 0.0)
         return min(self.hi, max(self.lo, value))
 
 

@@ -52,8 +52,10 @@ def cached_tpe_class() -> type[TPESampler] | None:
             rows = []
             for trial in trials:
                 finished = trial.state.is_finished()
-                row = cache.get(trial._trial_id, False) if finished else False
-                if row is False:
+                row: tuple[Any, ...] | None
+                if finished and trial._trial_id in cache:
+                    row = cache[trial._trial_id]
+                else:
                     params = self._get_params(trial, study)
                     row = (tuple(search_space[n].to_internal_repr(params[n]) for n in names)
                            if search_space.keys() <= params.keys() else None)
