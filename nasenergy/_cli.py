@@ -3,7 +3,8 @@
 * `OneLineParser`: an `argparse.ArgumentParser` whose errors are one line on stderr,
   ``error: <message> (see --help)``, with exit status 2 (its sub-command parsers inherit it).
 * `run_main`: calls a command's body and turns a `NasEnergyError` into ``error: <message>`` and
-  the error's exit status, and Ctrl-C into ``error: interrupted`` and status 130.
+  the error's exit status, Ctrl-C into ``error: interrupted`` and status 130, and a reader of
+  the output that went away (``| head``) into a quiet stop with status 141, as a shell tool's.
 * `dataset_arg`: the ``type`` of every ``--dataset`` option: any spelling of a dataset becomes its
   one name (`search_spaces.canonical_dataset`).
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import NoReturn, TextIO
@@ -20,6 +22,8 @@ from search_spaces import canonical_dataset
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell tool returns when its output's reader closes the pipe."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -51,7 +55,8 @@ def run_main(
 
     Returns:
         ``body()``'s status; a `NasEnergyError`'s ``exit_code`` after printing
-        ``error: <message>``; 130 after a Ctrl-C.
+        ``error: <message>``; 130 after a Ctrl-C; 141, silently, when standard output's reader
+        has gone (its later writes go nowhere, so the interpreter's last flush cannot fail either).
     """
     stream = err if err is not None else sys.stderr
     try:
@@ -62,3 +67,16 @@ def run_main(
     except KeyboardInterrupt:
         print("error: interrupted", file=stream)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point standard output at the null device (after its reader closed the pipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # a stdout without a file descriptor (e.g. captured in a test)
+        pass

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 
 import pytest
 
-from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, run_main
+from nasenergy._cli import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, OneLineParser, run_main
 from nasenergy.errors import DataNotFoundError, UsageError
 
 
@@ -44,3 +46,16 @@ def test_run_main_turns_errors_into_one_line_and_their_status():
     ]
     with pytest.raises(ValueError):  # anything else is a bug and keeps its traceback
         run_main(lambda: int("x"), err=err)
+
+
+def test_a_closed_output_pipe_stops_quietly():
+    assert run_main(lambda: (_ for _ in ()).throw(BrokenPipeError), err=io.StringIO()) == EXIT_BROKEN_PIPE
+    # a command whose reader goes away after one line (`| head -1`): no traceback, status 141
+    code = ("import sys; from nasenergy._cli import run_main\n"
+            "def body():\n    for i in range(200000):\n        print(i)\n"
+            "sys.exit(run_main(body))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline() == b"0\n"
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_BROKEN_PIPE and err == b""
