@@ -77,7 +77,7 @@ class Calibration:
     energy_rms_frac: float
 
 
-def _shape_params(base: GpuDvfsParams, shape: Sequence[float]) -> GpuDvfsParams:
+def _shape_params(base: GpuDvfsParams, shape: Sequence[float] | np.ndarray) -> GpuDvfsParams:
     ps, knee, vfl, q, beta = (float(x) for x in shape)
     return dataclasses.replace(base, static_power_w=ps, knee_clock_mhz=knee, v_floor=vfl,
                                v_exponent=q, per_cycle_share=beta)
@@ -126,7 +126,8 @@ def fit_power_shape(sweeps: Sequence[Sweep], template: GpuDvfsParams) -> PowerSh
             best = r
     assert best is not None
     rms = float(np.sqrt(np.mean(best.fun ** 2)))
-    return PowerShape(*(float(v) for v in best.x), rms_frac=rms)
+    ps, knee, vfl, q, beta = (float(v) for v in best.x)
+    return PowerShape(ps, knee, vfl, q, beta, rms_frac=rms)
 
 
 def _fit_predictor(features: tuple[str, ...], rows: list[dict[str, float | None]],

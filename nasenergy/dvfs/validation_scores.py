@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def probe_index(sweep: Sweep) -> int | None:
 
 
 def two_point_rmse(params: GpuDvfsParams, sweeps: Sequence[Sweep],
-                   fitted: dict[str, float]) -> float:
+                   fitted: Mapping[str, float]) -> float:
     """Root-mean-square difference between the two-clock ``alpha`` (equation 8 of
     `nasenergy.dvfs.model`, from each sweep's top two clocks) and ``alpha`` fitted to the whole
     sweep (`fitted`, by workload), over `sweeps`: the residual of the two-point estimate

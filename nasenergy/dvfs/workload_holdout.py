@@ -84,10 +84,10 @@ class WorkloadResult(CsvRow):
 
 
 def _fixed_clock(train: Sequence[Sweep], clocks: tuple[float, ...]) -> float:
-    scores = []
+    scores: list[float] = []
     for f in clocks:
         regs = [regret(s, f) for s in train if np.min(np.abs(s.f - f)) < 1e-6]
-        scores.append(np.mean(regs) if regs else math.inf)
+        scores.append(float(np.mean(regs)) if regs else math.inf)
     return clocks[int(np.argmin(scores))]
 
 
@@ -220,7 +220,7 @@ def leave_one_group_out(sweeps: Sequence[Sweep], *, power_limit_w: float, gpu: s
         progress: called with each group's name as it starts.
     """
     groups = sorted({s.group for s in sweeps})
-    results = []
+    results: list[WorkloadResult] = []
     for g in groups:
         if progress is not None:
             progress(g)

@@ -53,7 +53,7 @@ def _filter_line(cfg: Mapping[str, Any], env: Mapping[str, Any], rows: Sequence[
     skipped = sum(1 for r in decided if r.get("filter_admit") is False)
     line = (f"- filter {cfg.get('filter')} (target recall {cfg.get('target_recall')}): skipped {skipped} of "
             f"{len(decided)} measured networks")
-    parts = {}
+    parts: dict[str, Any] = {}
     for info in (env.get("workers") or {}).values():
         parts.update(info.get("parts") or {})
     if "energy" in (cfg.get("objectives") or ()) and parts.get("filter energy bound"):
@@ -100,7 +100,7 @@ def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],
     redirect_text = (f"after {redirect} proposals of known networks in a row, unseen networks near the last "
                      f"one were enqueued{redirect_when}" if redirect > 0 else f"off{redirect_when}")
     lines = []
-    if rescued and rescue_on:
+    if rescued and rescue_on and isinstance(rescue, Mapping):
         lines.append(f"- budget rescue: began after evaluation {int(rescue['evaluations'])} at candidate "
                      f"{int(rescue.get('candidates', 0))}; evaluations yielded {int(rescue.get('yielded', 0))}, "
                      f"redirected proposals {int(rescue.get('redirected', 0))}")
