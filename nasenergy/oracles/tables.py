@@ -61,10 +61,10 @@ this schema; that folder read as TSS (the default) skips the SSS tables, and rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -75,6 +75,8 @@ from nasenergy.oracles.errors import GET_A_BENCHMARK, BenchmarkNotFoundError, Mi
 from nasenergy.oracles.table_csv import TABLE_SUFFIXES, is_table, read_csv, table_files
 from nasenergy.oracles.table_read import Contribution, SpaceStrings, read_table, space_strings
 from nasenergy.oracles.table_schema import table_space
+
+_Key = TypeVar("_Key", bound=tuple[str, ...])
 
 __all__ = ["TABLE_SUFFIXES", "TOLERANCE", "is_table", "read_table", "read_table_files", "read_tables", "table_files"]
 
@@ -173,12 +175,9 @@ def _merge(contributions: list[Contribution], space: SpaceStrings) -> BenchmarkD
     conflicts: list[dict[str, Any]] = []
     for c in contributions:
         name = Path(c.file).name
-        for target, part in ((data.means, c.means), (data.train_s, c.train_s), (data.eval_s, c.eval_s)):
-            for key, (rows, values) in part.items():
-                if not np.isfinite(values).any():
-                    continue
-                array = target.setdefault(key, np.full(n, np.nan))
-                _fill(array, rows, values, "/".join(key), name, conflicts)
+        _merge_part(data.means, c.means, n, name, conflicts)
+        _merge_part(data.train_s, c.train_s, n, name, conflicts)
+        _merge_part(data.eval_s, c.eval_s, n, name, conflicts)
     for key in sorted({k for c in contributions for k in c.trials}):
         parts = [(Path(c.file).name, c.trials[key]) for c in contributions
                  if key in c.trials and np.isfinite(c.trials[key][1]).any()]
@@ -203,6 +202,16 @@ def _merge(contributions: list[Contribution], space: SpaceStrings) -> BenchmarkD
     data.provenance["conflicts"] = conflicts
     data.validate()
     return data
+
+
+def _merge_part(target: dict[_Key, np.ndarray], part: Mapping[_Key, tuple[np.ndarray, np.ndarray]], n: int,
+                file: str, conflicts: list[dict[str, Any]]) -> None:
+    """Fill `target`'s per-architecture columns from one file's `part` (rows, values)."""
+    for key, (rows, values) in part.items():
+        if not np.isfinite(values).any():
+            continue
+        array = target.setdefault(key, np.full(n, np.nan))
+        _fill(array, rows, values, "/".join(key), file, conflicts)
 
 
 def _fill(array: np.ndarray, rows: np.ndarray, values: np.ndarray, label: str, file: str,
