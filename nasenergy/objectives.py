@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "HV_UNITS",
@@ -47,7 +48,7 @@ class SearchObjective:
 
     name: str
     column: str
-    sense: str
+    sense: Literal["maximize", "minimize"]
     label: str
     unit: str = ""
     short: str = ""

@@ -67,8 +67,8 @@ def seed_per_trial(sampler: BaseSampler, seed: int) -> BaseSampler:
     without such streams are returned unchanged.
     """
     holders = [sampler, getattr(sampler, "_random_sampler", None)]
-    lazy_states = [getattr(h, "_rng", None) for h in holders if h is not None]
-    lazy_states = [s for s in lazy_states if s is not None and hasattr(s, "rng")]
+    found_states = [getattr(h, "_rng", None) for h in holders if h is not None]
+    lazy_states: list[Any] = [s for s in found_states if s is not None and hasattr(s, "rng")]
     if not lazy_states:
         return sampler
     before_trial = sampler.before_trial
@@ -78,7 +78,7 @@ def seed_per_trial(sampler: BaseSampler, seed: int) -> BaseSampler:
             state.rng.seed(trial_seed(seed, trial.number, stream))
         before_trial(study, trial)
 
-    sampler.before_trial = reseeded_before_trial
+    sampler.before_trial = reseeded_before_trial  # type: ignore[method-assign]  # this sampler's hook, wrapped
     return sampler
 
 
