@@ -23,10 +23,10 @@ from nasenergy.hardware.meter import ArchMeter, Meter, RecordedProfile
 from nasenergy.hardware.recorded import shape_to_str
 from nasenergy.run.network_key import NetworkKeyFn, network_key_fn
 from nasenergy.search.command.config import SearchConfig
-from search_spaces import Arch, SpaceProtocol
+from search_spaces import Arch, SearchSpace
 
 
-def profile_coverage(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig,
+def profile_coverage(meter: Meter | ArchMeter, space: SearchSpace, config: SearchConfig,
                      network_key: NetworkKeyFn | None = None) -> Coverage | None:
     """The coverage of ``meter``'s recorded profile at ``config``'s setting, or ``None`` for a meter
     that measures any network (it is no `nasenergy.hardware.meter.RecordedProfile`).
@@ -70,7 +70,7 @@ class _Tally:
         return NetworkCensus(len(self.learnable), frozenset(self.cannot - self.learnable))
 
 
-def survey_networks(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig,
+def survey_networks(meter: Meter | ArchMeter, space: SearchSpace, config: SearchConfig,
                     network_key: NetworkKeyFn | None = None) -> NetworkSurvey:
     """The profile's coverage and the network census of a run, from one pass over ``space``'s cells
     (the same figures as `profile_coverage` and `network_census` over `profile_covers` where the
@@ -155,7 +155,7 @@ class NetworkCensus:
     cannot_learn: frozenset[str]
 
 
-def network_census(space: SpaceProtocol, network_key: NetworkKeyFn | None = None,
+def network_census(space: SearchSpace, network_key: NetworkKeyFn | None = None,
                    covers: Callable[[Arch], bool] | None = None) -> NetworkCensus:
     """The distinct network keys of ``space``'s cells that ``covers`` accepts (``None``: every
     cell), split into those that can learn and those that cannot."""
@@ -168,7 +168,7 @@ def network_census(space: SpaceProtocol, network_key: NetworkKeyFn | None = None
     return tally.census()
 
 
-def learnable_networks(space: SpaceProtocol, network_key: NetworkKeyFn | None = None,
+def learnable_networks(space: SearchSpace, network_key: NetworkKeyFn | None = None,
                        covers: Callable[[Arch], bool] | None = None) -> int:
     """How many networks of ``space`` a study can evaluate: the distinct network keys of the cells
     whose network can learn (its output depends on its input: the others are recorded
