@@ -51,8 +51,9 @@ class StackedTrees:
         """Stack the fitted ``pipelines``; ``None`` when any of them is not a median imputer
         followed by a single-output `GradientBoostingRegressor` (squared error, mean start),
         `RandomForestRegressor` or `ExtraTreesRegressor`, or when they differ in tree count."""
-        parts = [_ensemble_of(p) for p in pipelines]
-        if not parts or any(p is None for p in parts):
+        found = [_ensemble_of(p) for p in pipelines]
+        parts = [p for p in found if p is not None]
+        if not parts or len(parts) != len(found):
             return None
         n_trees = {len(p[1]) for p in parts}
         if len(n_trees) != 1:
@@ -76,8 +77,8 @@ class StackedTrees:
             value[i, :c] = t.value[:c, 0, 0]
             depth = max(depth, int(t.max_depth))
         fill = np.vstack([p[0] for p in parts])
-        weight = np.array([p[2] for p in parts], dtype=float)
-        offset = np.array([p[3] for p in parts], dtype=float)
+        weight = np.asarray([p[2] for p in parts], dtype=np.float64)
+        offset = np.asarray([p[3] for p in parts], dtype=np.float64)
         return cls(fill, feature, threshold, children, value, depth, weight, offset, n_trees.pop())
 
     def predict(self, X: np.ndarray) -> np.ndarray:

@@ -164,7 +164,7 @@ def _read_long(path: Path, header: list[str], rows: list[list[str]], space: Spac
     if not rows:
         return out
     indices = _row_indices(path, header, rows, space)
-    hp_col = col.get("hp", col.get("epochs"))
+    hp_col = col["hp"] if "hp" in col else col["epochs"]  # read_table calls this only with one of them
     datasets, schedules = [], []
     for r in rows:
         try:
@@ -244,7 +244,7 @@ def _merge_same_key(old: tuple[np.ndarray, np.ndarray] | None, rows: np.ndarray,
     return np.concatenate([old[0], rows[keep]]), np.concatenate([old[1], values[keep]])
 
 
-def _runs(rows_idx: np.ndarray, seeds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+def _runs(rows_idx: np.ndarray, seeds: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, values[n, K], seeds[n, K]) from one value per (row, seed), rows sorted."""
     unique, inverse, counts = np.unique(rows_idx, return_inverse=True, return_counts=True)
     width = int(counts.max())
@@ -255,7 +255,8 @@ def _runs(rows_idx: np.ndarray, seeds: np.ndarray, values: np.ndarray) -> tuple[
         out_v[u, slot[u]] = values[i]
         out_s[u, slot[u]] = seeds[i]
         slot[u] += 1
-    return (unique, *_pack_left(out_v, out_s))
+    packed_v, packed_s = _pack_left(out_v, out_s)
+    return unique, packed_v, packed_s
 
 
 def read_table(path: Path, space: SpaceStrings,

@@ -28,7 +28,7 @@ from nasenergy.search.sampling.study import proposed_trials
 from search_spaces import Arch
 
 if TYPE_CHECKING:
-    from optuna.trial import FrozenTrial
+    from optuna.trial import FrozenTrial, Trial
 
 
 class BudgetKeeping:
@@ -135,7 +135,7 @@ class BudgetKeeping:
         self.ctx.study.enqueue_trial(dict(chosen.params), user_attrs={REOPENED_FROM: chosen.number})
         return True
 
-    def evaluate_rejected(self, trial: FrozenTrial, arch: Arch, key: str) -> str:
+    def evaluate_rejected(self, trial: Trial | FrozenTrial, arch: Arch, key: str) -> str:
         """Evaluate a network the filter rejected earlier (enqueued by `enqueue_rejected`), from the
         measurement its filtered trial stored: its decision is recorded as yielded."""
         ctx = self.ctx

@@ -131,6 +131,8 @@ class EvaluationStep:
 
     def _scored(self, measurement: Measurement, evaluation: Evaluation, clock: OptimalClock | None) -> ScoredFigures:
         """The objective figures: throughput and energy at the optimal clock (else the default)."""
+        throughput: float
+        energy: float | None
         if clock is not None:
             throughput, energy = clock.best.throughput_img_per_s, clock.best.energy_j_per_img
             source = str(clock.source)

@@ -100,7 +100,7 @@ class Screened:
     """
 
     measurement: Measurement
-    features: Sequence[float] | None = None
+    features: Sequence[float] | np.ndarray | None = None
     payload: Any = None
     group: str | None = None
 
@@ -194,7 +194,7 @@ class Screener:
         """Evaluations learnt so far."""
         return len(self._y)
 
-    def observe(self, measurement: Measurement, features: Sequence[float] | None, scored: Sequence[float],
+    def observe(self, measurement: Measurement, features: Sequence[float] | np.ndarray | None, scored: Sequence[float],
                 group: str | None = None) -> None:
         """Learn one full evaluation: its measurement, features, scored objective row and group."""
         self._x.append(candidate_features(measurement, features, self.cheap_columns))

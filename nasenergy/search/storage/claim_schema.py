@@ -12,11 +12,11 @@ from typing import Any, Final, Literal
 
 import sqlalchemy as sa
 
-FILTERED: Final = "filtered"
-RUNNING: Final = "running"
+FILTERED: Final[Literal["filtered"]] = "filtered"
+RUNNING: Final[Literal["running"]] = "running"
 DONE: Final[Literal["done"]] = "done"
 FAILED: Final[Literal["failed"]] = "failed"
-NOT_RECORDED = "not_recorded"
+NOT_RECORDED: Final[Literal["not_recorded"]] = "not_recorded"
 """A network the recorded profile cannot measure (no slot, never measured)."""
 SLOT_STATUSES = (RUNNING, DONE)
 """Cell statuses that hold a budget slot."""
