@@ -182,11 +182,18 @@ def _assemble(space_name: str, arch_strs: np.ndarray,
             seeds[index, : len(run_seeds)] = run_seeds
             means[index] = sum(accs) / len(accs)  # NATS-Bench's mean (is_random=False)
         data.trials[key], data.trial_seeds[key], data.means[key] = values, seeds, means
-    for target, source in ((data.train_s, train), (data.eval_s, evals)):
-        for key, by_index in source.items():
-            array = np.full(n, np.nan)
-            array[list(by_index)] = list(by_index.values())
-            target[key] = array
+    data.train_s.update(_by_architecture(train, n))
+    data.eval_s.update(_by_architecture(evals, n))
     data.provenance["records"] = n_records
     data.validate()
     return data
+
+
+def _by_architecture(values: dict[tuple[str, str], dict[int, float]], n: int) -> dict[tuple[str, str], np.ndarray]:
+    """One ``float64[n]`` column per key from ``{key: {index: value}}`` (NaN where none)."""
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for key, by_index in values.items():
+        array = np.full(n, np.nan)
+        array[list(by_index)] = list(by_index.values())
+        out[key] = array
+    return out

@@ -113,7 +113,7 @@ def save_benchmark(data: BenchmarkData, path: str | Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".npz", dir=path.parent)
     os.close(fd)
     try:
-        np.savez_compressed(tmp, **arrays)
+        np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]  # (numpy's stub types **kwds with allow_pickle)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
