@@ -19,8 +19,10 @@ works with any space types architectures as `Arch`."""
 
 @runtime_checkable
 class SpaceProtocol(Protocol):
-    """A search space the search can use. `search_spaces.SearchSpace` follows it; a new space is a
-    class following it plus one `search_spaces.register_space` call.
+    """What the search loop asks of a search space for each trial. `search_spaces.SearchSpace`
+    follows it; a new space subclasses `SearchSpace` (the search's start also enumerates the space
+    and counts each network, `SearchSpace.enumerate` and `SearchSpace.count`) and makes one
+    `search_spaces.register_space` call.
 
     Attributes:
         name: its short name (``tss``, ``sss``, ...).

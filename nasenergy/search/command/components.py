@@ -48,7 +48,7 @@ from nasenergy.search.loop.dvfs_steps import (  # re-exported: the search's part
     default_energy_bound,
     make_dvfs,
 )
-from search_spaces import Arch, SpaceProtocol, get_space
+from search_spaces import Arch, SearchSpace, SpaceProtocol, get_space
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
     """
     try:
         kind = filter_kind(config.filter)
-        available: dict[str, Callable[[], CandidateFilter]] = {
+        available: dict[str, Callable[[], Any]] = {
             "target_recall": lambda: config.target_recall,
             "objectives": lambda: tuple(config.objectives),
             "seed": lambda: config.seed,
@@ -148,7 +148,7 @@ def make_filter(config: SearchConfig, *, energy_bound: EnergyBoundFn | None = No
         raise UsageError(f"--filter {config.filter}: {exc}") from None
 
 
-def arch_measurer(meter: Meter | ArchMeter, space: SpaceProtocol, config: SearchConfig) -> Callable[[Any], Measurement]:
+def arch_measurer(meter: Meter | ArchMeter, space: SearchSpace, config: SearchConfig) -> Callable[[Any], Measurement]:
     """A function measuring one architecture with ``meter`` at the configured setting.
 
     An `ArchMeter` (the recorded profile, the fake meter) is asked directly; a `Meter` measures the
