@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -71,12 +72,12 @@ class Sweep:
 
     @classmethod
     def from_arrays(cls, gpu: str, workload: str, clocks_mhz: Iterable[float],
-                    time_s: Iterable[float], power_w: Iterable[float], **kw: object) -> "Sweep":
+                    time_s: Iterable[float], power_w: Iterable[float], **kw: Any) -> "Sweep":
         """Build a sweep from unsorted arrays (sorted by clock here)."""
         f, t, p = (np.asarray(list(x), dtype=float) for x in (clocks_mhz, time_s, power_w))
         order = np.argsort(f)
-        return cls(gpu, workload, *(tuple(float(v) for v in a[order]) for a in (f, t, p)),
-                   **kw)  # type: ignore[arg-type]
+        clocks, times, powers = (tuple(float(v) for v in a[order]) for a in (f, t, p))
+        return cls(gpu, workload, clocks, times, powers, **kw)
 
     @property
     def f(self) -> np.ndarray:
@@ -155,7 +156,8 @@ def read_sweeps_csv(path: str | Path) -> list[Sweep]:
                 f"{p}: a sweep CSV needs columns {need[0]}, one of {_TIME_COLS} and one of "
                 f"{_POWER_COLS}; found {sorted(cols)}")
         rows: dict[str, list[tuple[float, float, float]]] = {}
-        extra: dict[str, dict[str, object]] = {}
+        gpus: dict[str, str] = {}
+        by_clock: dict[str, dict[str, dict[float, float]]] = {}
         for line, row in enumerate(reader, start=2):
             where = f"{p}:{line}"
             name = (row.get("workload") or "").strip() or p.stem
@@ -165,12 +167,13 @@ def read_sweeps_csv(path: str | Path) -> list[Sweep]:
             w = (_num(row, "power_w", where) if row.get("power_w")
                  else _num(row, "energy_j_per_img", where) / t)
             rows.setdefault(name, []).append((f, t, w))
-            e = extra.setdefault(name, {"gpu": (row.get("gpu") or "").strip()})
+            gpus.setdefault(name, (row.get("gpu") or "").strip())
+            activity = by_clock.setdefault(name, {})
             try:
                 for k in _ACTIVITY:
                     v = _opt(row, k)
                     if v is not None:
-                        e.setdefault(k + "_by_clock", {})[f] = v  # type: ignore[union-attr]
+                        activity.setdefault(k, {})[f] = v
             except ValueError:
                 raise UsageError(f"{where}: sm_active/dram_active must be numbers") from None
     if not rows:
@@ -180,10 +183,9 @@ def read_sweeps_csv(path: str | Path) -> list[Sweep]:
         clocks = [q[0] for q in pts]
         if len(set(clocks)) != len(clocks):
             raise UsageError(f"{p}: workload {name!r} has the same clock twice")
-        e = extra[name]
         top = max(clocks)
-        acts = {k: e.get(k + "_by_clock", {}).get(top) for k in _ACTIVITY}  # type: ignore[union-attr]
-        out.append(Sweep.from_arrays(str(e["gpu"]) or "unknown GPU", name, clocks,
+        acts = {k: by_clock[name].get(k, {}).get(top) for k in _ACTIVITY}
+        out.append(Sweep.from_arrays(gpus[name] or "unknown GPU", name, clocks,
                                      [q[1] for q in pts], [q[2] for q in pts],
                                      origin=str(p), **acts))
     return out
