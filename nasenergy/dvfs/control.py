@@ -220,7 +220,7 @@ class ClockControl:
         self.allow = bool(allow)
         self._nvml = nvml
         self._owns_device = not isinstance(device, NvmlDevice)
-        self.device = open_device(int(device), nvml=nvml) if self._owns_device else device  # type: ignore[arg-type]
+        self.device: NvmlDevice = device if isinstance(device, NvmlDevice) else open_device(int(device), nvml=nvml)
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self._clocks: tuple[int, ...] | None = None
         self._active = False
@@ -282,7 +282,7 @@ class ClockControl:
             if len(caught) == 1 and not cleaning:
                 raise _ClockSignal(signum)
 
-        previous = {}
+        previous: dict[int, Any] = {}
         for sig in _SIGNALS:
             old = signal.getsignal(sig)
             if old is signal.SIG_IGN or old is None:

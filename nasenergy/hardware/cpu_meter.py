@@ -99,7 +99,7 @@ class CpuMeter:
         dtype = dtype_of(precision)
         fmt = torch.channels_last if channels_last else torch.contiguous_format
         with precision_flags(precision), torch.inference_mode():
-            net = copy.deepcopy(model).eval().to("cpu", dtype, memory_format=fmt)
+            net = copy.deepcopy(model).eval().to("cpu", dtype, memory_format=fmt)  # type: ignore[call-overload]  # (stub lacks it)
             gen = torch.Generator().manual_seed(0)
             x = torch.randn((batch_size, *shape), generator=gen, dtype=dtype).contiguous(
                 memory_format=fmt)

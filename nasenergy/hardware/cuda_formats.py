@@ -86,7 +86,7 @@ def host_copies(model: "torch.nn.Module", precision: str, channels_last: bool | 
     copies = {}
     for cl in memory_formats(model, channels_last):
         fmt = torch.channels_last if cl else torch.contiguous_format
-        copies[cl] = copy.deepcopy(model).eval().to(dtype=dtype, memory_format=fmt)
+        copies[cl] = copy.deepcopy(model).eval().to(dtype=dtype, memory_format=fmt)  # type: ignore[call-overload]  # (stub lacks it)
     return HostCopies(model, precision, copies)
 
 

@@ -239,7 +239,7 @@ class CudaMeter:
                 assert tput is not None
                 t_energy = time.perf_counter()
                 torch.cuda.synchronize(self.device)
-                step = keep = net = x = None  # the GPU copies go before the cache is emptied
+                del step, keep, net, x  # the GPU copies go before the cache is emptied
                 self._measured += 1
                 if self._measured % self.release_every == 0:
                     torch.cuda.empty_cache()  # each graph's private memory pool goes back to the driver
