@@ -416,20 +416,26 @@ def cmd_remeasure(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Agreement of two measurements (chunk or profile CSVs) of the same networks, row for row
     on the networks and settings both hold."""
-    earlier = {(r["canonical_arch"], r["precision"], r["batch_size"]): r for r in complete_rows(args.earlier)}
+    def key(r: dict[str, str]) -> tuple[str, str, str, str]:
+        # a profile holds each network at several inputs (3x32x32, ImageNet16-120's 3x16x16)
+        return r["canonical_arch"], r["precision"], r["batch_size"], r["input_shape"]
+
+    earlier = {key(r): r for r in complete_rows(args.earlier)}
     out_rows = []
-    for r in complete_rows(args.later):
-        e = earlier.get((r["canonical_arch"], r["precision"], r["batch_size"]))
+    later_rows = [r for path in args.later for r in complete_rows(path)]
+    for r in later_rows:
+        e = earlier.get(key(r))
         if e is None:
             continue
-        out_rows.append(agreement_row(
+        out_rows.append({"precision": r["precision"], "input_shape": r["input_shape"], **agreement_row(
             r["canonical_arch"], float(e["throughput_img_per_s"]), float(r["throughput_img_per_s"]),
             float(e["energy_j_per_img"]) if e["energy_j_per_img"] else None,
             float(r["energy_j_per_img"]) if r["energy_j_per_img"] else None,
             (e["measured_at"], r["measured_at"]), (e["gpu_uuid"], r["gpu_uuid"]),
-            {name: (e.get(name, ""), r.get(name, "")) for name in COUNTER_FIELDS}))
+            {name: (e.get(name, ""), r.get(name, "")) for name in COUNTER_FIELDS})})
     return write_agreement(args.out, out_rows,
-                           f"{len(out_rows)} rows of `{args.earlier.name}` measured again in `{args.later.name}`")
+                           f"{len(out_rows)} rows of `{args.earlier.name}` measured again in "
+                           f"{', '.join(f'`{path.name}`' for path in args.later)}")
 
 
 def cmd_repeat(args: argparse.Namespace) -> int:
@@ -530,9 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--stratify", action="store_true",
                    help="one class from each of N equal strata of the recorded throughput, not N at random")
     r.add_argument("--time-limit-s", type=float, help="stop measuring after this many seconds")
-    c = sub.add_parser("compare", help="agreement of two chunk or profile CSVs on the networks both hold")
+    c = sub.add_parser("compare", help="agreement of chunk or profile CSVs with an earlier one on the networks both hold")
     c.add_argument("earlier", type=Path)
-    c.add_argument("later", type=Path)
+    c.add_argument("later", type=Path, nargs="+", help="one or more CSVs of later measurements")
     c.add_argument("--out", type=Path, default=Path("results/profile_agreement"))
     q = sub.add_parser("repeat", help="measure one class several times in one process (fp16)")
     q.add_argument("position", type=int, help="the class's position in the measuring order")

@@ -44,6 +44,21 @@ def test_the_agreement_table_has_each_precision_and_spearman(mod, tmp_path, caps
     assert "| fp16 throughput | 5 | 1.00 % | 1.00 % | 0.9000 |" in (tmp_path / "README.md").read_text()
 
 
+def test_rows_of_the_recording_board_and_of_others_get_their_own_lines(mod, tmp_path):
+    rows = []
+    for i in range(6):
+        board = "g1" if i < 3 else "g2"  # g1 recorded every row; the last three were re-measured on g2
+        factor = 1.0 if board == "g1" else 0.95
+        rows.append({"precision": "fp16", **mod.agreement_row(f"x{i}", 100.0 + i, 100.0 + i, 1.0 + i,
+                                                              (1.0 + i) * factor, ("a", "b"), ("g1", board))})
+    assert mod.write_agreement(tmp_path, rows, "six classes") == 0
+    readme = (tmp_path / "README.md").read_text()
+    assert "| same board, fp16 energy | 3 | 0.00 % | 0.00 % | 1.0000 |" in readme
+    assert "| other board, fp16 energy | 3 | 5.00 % | 5.00 % | 1.0000 |" in readme
+    mod.write_agreement(tmp_path, rows[3:], "other boards only")
+    assert "same board" not in (tmp_path / "README.md").read_text()
+
+
 def test_nothing_to_compare_is_a_one_line_error(mod, tmp_path, capsys):
     assert mod.write_agreement(tmp_path, [], "none") == 2
     assert capsys.readouterr().err.strip() == "error: no network is in both measurements"

@@ -54,3 +54,25 @@ def test_paired_offsets_are_per_board_and_network(load_experiment) -> None:
     assert table[("energy_j_per_img", "GPU-y")]["median_ratio_pct"] == pytest.approx(2.0, abs=1e-6)
     assert table[("throughput_img_per_s", "GPU-x")]["median_ratio_pct"] == pytest.approx(0.0, abs=1e-9)
     assert table[("energy_j_per_img", "GPU-x")]["pairs"] == 30
+
+
+def test_paired_offsets_pair_only_rows_of_the_same_input(load_experiment) -> None:
+    mod = load_experiment("profile_board_effects")
+    big = [{**r, "input_shape": "3x32x32"} for r in _rows(0.0)[:20]]
+    small = [{**r, "input_shape": "3x16x16", "energy_j_per_img": str(float(r["energy_j_per_img"]) / 4)} for r in big]
+    reference = [{**r, "gpu_uuid": "GPU-x", "energy_j_per_img": str(float(r["energy_j_per_img"]) * 1.01)} for r in small]
+    table = mod.paired_offsets(big + small, reference)
+    assert {(e["input_shape"], e["quantity"]) for e in table} == {("3x16x16", "energy_j_per_img"),
+                                                                 ("3x16x16", "throughput_img_per_s")}
+    energy = next(e for e in table if e["quantity"] == "energy_j_per_img")
+    assert energy["median_ratio_pct"] == pytest.approx(1.0, abs=1e-6) and energy["pairs"] == 20
+
+
+def test_board_effects_fit_one_input_at_a_time(load_experiment) -> None:
+    mod = load_experiment("profile_board_effects")
+    big = [{**r, "input_shape": "3x32x32"} for r in _rows(0.0)]
+    small = [{**r, "input_shape": "3x16x16"} for r in _rows(-0.05, seed=1)]
+    (energy_b,) = [e for e in mod.board_effects(big + small, "fp16", "3x16x16")
+                   if e["quantity"] == "energy_j_per_img" and e["board"] == "GPU-b"]
+    assert energy_b["input_shape"] == "3x16x16"
+    assert energy_b["effect_pct"] == pytest.approx(-5.0, abs=0.3)

@@ -138,6 +138,17 @@ def write_agreement(out: Path, out_rows: list[dict[str, Any]], what: str) -> int
     for precision in precisions:
         lines += _agreement_lines([r for r in out_rows if str(r.get("precision", "")) == precision],
                                   f"{precision} " if precision else "")
+    same = [r.get("gpu_uuid_old") == r.get("gpu_uuid_new") for r in out_rows if r.get("gpu_uuid_old")]
+    if any(same) and not all(same):  # some rows re-measured on the recording board, some on others
+        lines += ["", "The same rows split by board (the board that recorded the row, or another):", "",
+                  "| quantity | rows | median abs. rel. diff | worst abs. rel. diff | Spearman (recorded, new) |",
+                  "|---|---|---|---|---|"]
+        for label, pick in (("same board", True), ("other board", False)):
+            for precision in precisions:
+                lines += _agreement_lines(
+                    [r for r in out_rows if str(r.get("precision", "")) == precision and r.get("gpu_uuid_old")
+                     and (r["gpu_uuid_old"] == r["gpu_uuid_new"]) == pick],
+                    f"{label}, {precision} " if precision else f"{label}, ")
     counters = [k for k in out_rows[0] if k.endswith("_diff_pp")]
     if any(r[k] != "" for r in out_rows for k in counters):
         lines += ["", "| GPU counter | median abs. diff | 90th percentile | worst |", "|---|---|---|---|"]

@@ -228,10 +228,29 @@ def test_compare_reports_the_differences_of_the_networks_both_hold(script, tss, 
     assert [r["canonical_arch"] for r in rows] == [r["canonical_arch"] for r in later]
     assert all(float(r["throughput_rel_diff"]) == pytest.approx(0.02) for r in rows)
     assert all(float(r["energy_rel_diff"]) == pytest.approx(-0.1) for r in rows)
-    assert "| energy | 4 | 10.00 % | 10.00 % | 1.0000 |" in (out / "README.md").read_text()
+    assert "| fp16 energy | 4 | 10.00 % | 10.00 % | 1.0000 |" in (out / "README.md").read_text()
     capsys.readouterr()
     assert script.main(["compare", str(tmp_path / "a.csv"), str(tmp_path / "x.csv"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == "error: no network is in both measurements"
+
+
+def test_compare_pairs_rows_of_the_same_input_only(script, tss, tmp_path):
+    import csv
+
+    from nasenergy.hardware.recorded import write_profile
+
+    archs = [tss.arch_at(i) for i in range(0, 20, 5)]
+    big = read_profile(write_fake_profile(tmp_path / "a.csv", archs, space=tss))
+    small = [dict(r, input_shape="3x16x16", throughput_img_per_s=str(3 * float(r["throughput_img_per_s"])))
+             for r in big]
+    write_profile([*small, *big], tmp_path / "both.csv")  # the 32x32 rows last
+    later = [dict(r, throughput_img_per_s=str(1.01 * float(r["throughput_img_per_s"]))) for r in small]
+    write_profile(later, tmp_path / "later.csv")
+    out = tmp_path / "agree"
+    assert script.main(["compare", str(tmp_path / "both.csv"), str(tmp_path / "later.csv"), "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out / "agreement.csv")))
+    assert len(rows) == len(later)
+    assert all(float(r["throughput_rel_diff"]) == pytest.approx(0.01) for r in rows)
 
 
 def test_with_formats_fixes_only_fp32(script):
