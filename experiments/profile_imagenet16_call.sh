@@ -8,8 +8,10 @@ W=/tmp/w40; mkdir -p $W
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > $W/board.txt
 if ! grep -q H200 $W/board.txt; then echo "not an H200: nothing measured"; cat $W/board.txt; exit 3; fi
 E="--energy-repeats 1 --energy-window-s 0.28 --energy-warmup-s 0"
-[ -z "$SKIP16" ] && PYTHONPATH=. timeout 190 python3 experiments/profile_tss_space.py remeasure 100 --dataset ImageNet16-120 --precisions fp16,fp32 --stratify --seed 0 $E --time-limit-s ${AGREE16_S:-150} --out $W/agree16 > $W/agree16.log 2>&1
-[ -z "$SKIP32" ] && PYTHONPATH=. timeout 190 python3 experiments/profile_tss_space.py remeasure 100 --dataset cifar10 --precisions fp16,fp32 --stratify --seed 0 $E --time-limit-s ${AGREE32_S:-130} --out $W/agree32 > $W/agree32.log 2>&1
+# agree DATASET NAME SECONDS: the stratified re-measurement of the recorded rows at DATASET's input
+agree() { PYTHONPATH=. timeout 190 python3 experiments/profile_tss_space.py remeasure 100 --dataset $1 --precisions fp16,fp32 --stratify --seed 0 $E --time-limit-s $3 --out $W/$2 > $W/$2.log 2>&1; }
+[ -z "$SKIP16" ] && agree ImageNet16-120 agree16 ${AGREE16_S:-150}
+[ -z "$SKIP32" ] && agree cifar10 agree32 ${AGREE32_S:-130}
 LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $W/c0 $E --builder process --builders 3 --reference 10 --verbose > $W/measure.log 2>&1
 nvidia-smi --query-gpu=name,uuid,clocks.sm,power.draw,temperature.gpu --format=csv >> $W/board.txt
 cd /tmp && tar czf $OUT/w40.tgz w40
