@@ -15,4 +15,4 @@ agree() { PYTHONPATH=. timeout 190 python3 experiments/profile_tss_space.py reme
 LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $W/c0 $E --builder process --builders 3 --reference 10 --verbose > $W/measure.log 2>&1
 nvidia-smi --query-gpu=name,uuid,clocks.sm,power.draw,temperature.gpu --format=csv >> $W/board.txt
 cd /tmp && tar czf $OUT/w40.tgz w40
-tail -3 $W/*.log
+tail -n 3 $W/*.log
