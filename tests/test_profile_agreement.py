@@ -107,3 +107,16 @@ def test_remeasure_measures_the_stratified_classes_in_their_recorded_settings(mo
     thirds = [tputs[len(tputs) // 3], tputs[2 * len(tputs) // 3]]
     assert picked[0] <= thirds[0] <= picked[1] <= thirds[1] <= picked[2]  # one from each third
     assert "3 classes (a throughput-stratified sample of the" in (out / "README.md").read_text()
+
+
+def test_spearman_is_nan_where_undefined_and_warns_nothing(mod):
+    import math
+    import warnings
+
+    from experiments.lib.profile_rows import spearman
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]))
+        assert math.isnan(spearman([1.0, 2.0], [2.0, 1.0]))
+        assert spearman([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]) == pytest.approx(-1.0)

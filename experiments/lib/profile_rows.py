@@ -101,10 +101,13 @@ def stratified_pick(values: list[float], n: int, seed: int) -> list[int]:
 
 
 def spearman(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation of `x` and `y` (average ranks for ties)."""
+    """Spearman's rank correlation of `x` and `y` (average ranks for ties); NaN where it is not
+    defined (fewer than three pairs, or either side constant)."""
     from scipy.stats import spearmanr  # lazy: scipy only for the statistics
 
-    return float(spearmanr(x, y).statistic) if len(x) >= 3 else float("nan")
+    if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
+        return float("nan")
+    return float(spearmanr(x, y).statistic)
 
 
 def _agreement_lines(rows: list[dict[str, Any]], label: str) -> list[str]:
