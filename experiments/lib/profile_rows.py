@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nasenergy.dvfs.validation import spearman  # NaN where undefined (a constant side, < 3 pairs)
 from nasenergy.hardware.energy_window import MIN_BUSY_FRAC
 from nasenergy.hardware.recorded import OPTIONAL_COLUMNS, read_profile, row_busy_fraction
 
@@ -98,16 +99,6 @@ def stratified_pick(values: list[float], n: int, seed: int) -> list[int]:
         return sorted(int(i) for i in order)
     rng = np.random.default_rng(seed)
     return sorted(int(rng.choice(stratum)) for stratum in np.array_split(order, n))
-
-
-def spearman(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation of `x` and `y` (average ranks for ties); NaN where it is not
-    defined (fewer than three pairs, or either side constant)."""
-    from scipy.stats import spearmanr  # lazy: scipy only for the statistics
-
-    if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
-        return float("nan")
-    return float(spearmanr(x, y).statistic)
 
 
 def _agreement_lines(rows: list[dict[str, Any]], label: str) -> list[str]:
