@@ -10,7 +10,8 @@ if [ -d $W ]; then mv $W $W.$(date +%s%N); fi
 mkdir -p $W
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > $W/board.txt
 if ! grep -q H200 $W/board.txt; then echo "not an H200: nothing measured"; cat $W/board.txt; exit 3; fi
-for c in $W.*/c0; do ls $c/chunk_*.csv > /dev/null 2>&1 && PYTHONPATH=. python3 experiments/profile_tss_space.py merge $c/chunk_*.csv >> $W/merge.log 2>&1; done
+EARLIER=$(ls $W.*/c0/chunk_*.csv 2> /dev/null)
+[ -n "$EARLIER" ] && PYTHONPATH=. python3 experiments/profile_tss_space.py merge $EARLIER > $W/merge.log 2>&1
 E="--energy-repeats 1 --energy-window-s 0.28 --energy-warmup-s 0"
 # agree DATASET NAME SECONDS: the stratified re-measurement of the recorded rows at DATASET's input
 agree() { PYTHONPATH=. timeout 190 python3 experiments/profile_tss_space.py remeasure 100 --dataset $1 --precisions fp16,fp32 --stratify --seed 0 $E --time-limit-s $3 --out $W/$2 > $W/$2.log 2>&1; }
