@@ -4,7 +4,8 @@
 # 16x16 or at 32x32, fp16 and fp32, with the recording settings; results/profile_agreement/h200_stratified).
 # A later call on the same (warm) machine first merges the chunks its earlier calls measured there,
 # so it resumes after them. Writes $OUT/c0/ (this call's chunk and reference CSVs, written row by row,
-# so they come back even if the call is cut off at its limit) and one archive, $OUT/w40.tgz (the rest).
+# so they come back even if the call is cut off at its limit), $OUT/agree*/ and agree*.log (the agreement
+# re-measurements, copied there as soon as they end) and one archive, $OUT/w40.tgz (the rest).
 # Usage on the device: [AGREE="16 32"] [AGREE16_S=150] [AGREE32_S=150] BUDGET_S=540 bash experiments/profile_imagenet16_call.sh
 W=/tmp/w40
 if [ -d $W ]; then mv $W $W.$(date +%s%N); fi
@@ -23,8 +24,9 @@ for a in $AGREE; do
     *) echo "AGREE: expected 16 and/or 32, got $a"; exit 2 ;;
   esac
 done
+[ -n "$AGREE" ] && cp -r $W/agree* $OUT/  # back at once, even if the measuring step is cut off
 LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $OUT/c0 $E --builder process --builders 3 --reference 10 --verbose > $W/measure.log 2>&1
 mkdir -p $W/c0 && cp $OUT/c0/* $W/c0/ 2> /dev/null  # for a later call on this machine to merge
 nvidia-smi --query-gpu=name,uuid,clocks.sm,power.draw,temperature.gpu --format=csv >> $W/board.txt
-cd /tmp && tar czf $OUT/w40.tgz --exclude=w40/c0 w40
+cd /tmp && tar czf $OUT/w40.tgz --exclude=w40/c0 --exclude='w40/agree*' w40
 tail -n 3 $W/*.log
