@@ -5,13 +5,14 @@
 # A later call on the same (warm) machine first merges the chunks its earlier calls measured there,
 # so it resumes after them. Writes $OUT/c0/ (this call's chunk and reference CSVs, written row by row,
 # so they come back even if the call is cut off at its limit), $OUT/agree*/ and agree*.log (the agreement
-# re-measurements, copied there as soon as they end) and one archive, $OUT/w40.tgz (the rest).
+# re-measurements, copied there as soon as they end), $OUT/measure.log and one archive, $OUT/w40.tgz (the rest).
 # Usage on the device: [AGREE="16 32"] [AGREE16_S=150] [AGREE32_S=150] BUDGET_S=540 bash experiments/profile_imagenet16_call.sh
 W=/tmp/w40
 if [ -d $W ]; then mv $W $W.$(date +%s%N); fi
 mkdir -p $W
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > $W/board.txt
 if ! grep -q H200 $W/board.txt; then echo "not an H200: nothing measured"; cat $W/board.txt; exit 3; fi
+cp $W/board.txt $OUT/board_before.txt
 EARLIER=$(ls $W.*/c0/chunk_*.csv 2> /dev/null)
 [ -n "$EARLIER" ] && PYTHONPATH=. python3 experiments/profile_tss_space.py merge $EARLIER > $W/merge.log 2>&1
 E="--energy-repeats 1 --energy-window-s 0.28 --energy-warmup-s 0"
@@ -25,8 +26,9 @@ for a in $AGREE; do
   esac
 done
 [ -n "$AGREE" ] && cp -r $W/agree* $OUT/  # back at once, even if the measuring step is cut off
-LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $OUT/c0 $E --builder process --builders 3 --reference 10 --verbose > $W/measure.log 2>&1
+LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $OUT/c0 $E --builder process --builders 3 --reference 10 --verbose > $OUT/measure.log 2>&1
+cp $OUT/measure.log $W/ 2> /dev/null
 mkdir -p $W/c0 && cp $OUT/c0/* $W/c0/ 2> /dev/null  # for a later call on this machine to merge
 nvidia-smi --query-gpu=name,uuid,clocks.sm,power.draw,temperature.gpu --format=csv >> $W/board.txt
-cd /tmp && tar czf $OUT/w40.tgz --exclude=w40/c0 --exclude='w40/agree*' w40
+cd /tmp && tar czf $OUT/w40.tgz --exclude=w40/c0 --exclude='w40/agree*' --exclude=w40/measure.log w40
 tail -n 3 $W/*.log
