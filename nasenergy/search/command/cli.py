@@ -66,7 +66,7 @@ examples:
 
 recorded profiles shipped (replayed by --hardware recorded, and by auto without a GPU):
   tss  NVIDIA H200, deployed networks: fp16 batch 1024 every cell; fp32 batch 256 every cell
-       (ImageNet16-120's 3x16x16 input: 2,421 of 6,040 deployed networks so far, both settings)
+       (ImageNet16-120's 3x16x16 input: 2,586 of 6,040 deployed networks so far, both settings)
   sss  NVIDIA H200, deployed networks: fp16 batch 1024 4,096 of 32,768 configurations (a seeded
        uniform sample; a search keeps to them; ImageNet16-120's 3x16x16 input: the first 929 of
        them); other settings are measured on a GPU or this CPU
