@@ -26,6 +26,8 @@ from nasenergy._cli import OneLineParser, run_main
 from nasenergy.dvfs.validation import spearman
 
 QUANTITIES = ("throughput", "energy")
+REQUIRED = ("precision", "canonical_arch", "gpu_uuid_old") + tuple(
+    f"{q}_{c}" for q in QUANTITIES for c in ("new", "rel_diff"))
 
 
 def read_sample(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
@@ -34,7 +36,20 @@ def read_sample(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
     if not path.is_file():
         raise SystemExit(f"error: {path} not found (a folder written by `profile_tss_space.py remeasure`)")
     with open(path, newline="") as f:
-        return {(r["precision"], r["canonical_arch"]): r for r in csv.DictReader(f)}
+        reader = csv.DictReader(f)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise SystemExit(f"error: {path} lacks the column(s) {', '.join(missing)} "
+                             "(not an agreement.csv of `profile_tss_space.py remeasure`)")
+        rows = list(reader)
+    for r in rows:
+        for q in QUANTITIES:
+            for column in (f"{q}_rel_diff", f"{q}_new"):
+                try:
+                    float(r[column] or "nan")
+                except (TypeError, ValueError):
+                    raise SystemExit(f"error: {path}: {column} of {r['canonical_arch']} is not a number: {r[column]!r}") from None
+    return {(r["precision"], r["canonical_arch"]): r for r in rows}
 
 
 def _values(rows: list[dict[str, str]], column: str) -> np.ndarray:

@@ -63,3 +63,20 @@ def test_cli_prints_both_tables_and_rejects_a_missing_sample(mod, tmp_path, caps
         mod.main([str(tmp_path / "missing")])
     with pytest.raises(SystemExit):
         mod.main(["--flag-pct", "0", str(a)])
+
+
+def test_a_file_that_is_not_an_agreement_table_is_one_line(mod, tmp_path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "agreement.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit, match="lacks the column"):
+        mod.main([str(tmp_path / "x")])
+    sample = _sample(tmp_path / "y", 1.0)
+    with open(sample / "agreement.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["energy_new"] = "oops"
+    with open(sample / "agreement.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(SystemExit, match="not a number"):
+        mod.main([str(sample)])
