@@ -64,6 +64,12 @@ def describe_pct(diff: np.ndarray) -> dict[str, float]:
             "q3_pct": float(np.percentile(pct, 75)), "worst_abs_pct": float(np.max(np.abs(pct)))}
 
 
+def _stat_cells(d: dict[str, float]) -> str:
+    """The cells every table row shares: rows, median |d|, signed median (quartiles), worst |d|."""
+    return (f"{int(d['rows'])} | {d['median_abs_pct']:.2f} % | {d['signed_median_pct']:+.2f} % "
+            f"({d['q1_pct']:+.2f} .. {d['q3_pct']:+.2f} %) | {d['worst_abs_pct']:.2f} % |")
+
+
 def sample_lines(name: str, sample: dict[tuple[str, str], dict[str, str]]) -> list[str]:
     lines = []
     for precision in sorted({p for p, _ in sample}):
@@ -71,10 +77,7 @@ def sample_lines(name: str, sample: dict[tuple[str, str], dict[str, str]]) -> li
         for q in QUANTITIES:
             diff = _values(rows, f"{q}_rel_diff")
             if len(diff):
-                d = describe_pct(diff)
-                lines.append(f"| {name} | {precision} | {q} | {int(d['rows'])} | {d['median_abs_pct']:.2f} % | "
-                             f"{d['signed_median_pct']:+.2f} % ({d['q1_pct']:+.2f} .. {d['q3_pct']:+.2f} %) | "
-                             f"{d['worst_abs_pct']:.2f} % |")
+                lines.append(f"| {name} | {precision} | {q} | {_stat_cells(describe_pct(diff))}")
     return lines
 
 
@@ -87,14 +90,12 @@ def between_lines(names: tuple[str, str], a: dict[tuple[str, str], dict[str, str
         keys = [k for k in shared if k[0] == precision]
         for q in QUANTITIES:
             keys_q = [k for k in keys if a[k][f"{q}_new"] != "" and b[k][f"{q}_new"] != ""]
-            if len(keys_q) < 1:
+            if not keys_q:
                 continue
             x = [float(a[k][f"{q}_new"]) for k in keys_q]
             y = [float(b[k][f"{q}_new"]) for k in keys_q]
-            d = describe_pct(np.array(y) / np.array(x) - 1.0)
-            lines.append(f"| {names[1]} / {names[0]} | {precision} | {q} | {len(keys_q)} | {d['median_abs_pct']:.2f} % | "
-                         f"{d['signed_median_pct']:+.2f} % ({d['q1_pct']:+.2f} .. {d['q3_pct']:+.2f} %) | "
-                         f"{d['worst_abs_pct']:.2f} % | {spearman(x, y):.4f} |")
+            cells = _stat_cells(describe_pct(np.array(y) / np.array(x) - 1.0))
+            lines.append(f"| {names[1]} / {names[0]} | {precision} | {q} | {cells} {spearman(x, y):.4f} |")
     return lines
 
 
