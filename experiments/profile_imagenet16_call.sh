@@ -26,7 +26,7 @@ for a in $AGREE; do
     *) echo "AGREE: expected 16 and/or 32, got $a"; exit 2 ;;
   esac
 done
-LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $OUT/c0 $E --builder process --builders 3 --reference 10 --verbose > $OUT/measure.log 2>&1
+LEFT=$((${BUDGET_S:-430} - SECONDS)); [ $LEFT -gt 60 ] && PYTHONPATH=. timeout $((LEFT + 20)) python3 experiments/profile_tss_space.py measure --dataset ImageNet16-120 --fp32 --time-limit-s $((LEFT - 40)) --chunk-dir $OUT/c0 $E --builder process --builders 3 --reference 10 --reference-again --verbose > $OUT/measure.log 2>&1
 mkdir -p $W/c0 && cp $OUT/c0/* $W/c0/ 2> /dev/null  # for a later call on this machine to merge
 nvidia-smi --query-gpu=name,uuid,clocks.sm,power.draw,temperature.gpu --format=csv >> $W/board.txt
 cd /tmp && tar czf $OUT/w40.tgz --exclude=w40/c0 w40

@@ -15,7 +15,8 @@ Subcommands:
     (`nasenergy.hardware.cuda_meter.host_copies`), on a CPU thread while the current one is measured.
     ``--reference N`` first re-measures the profile's N earliest classes on this board into a
     ``reference_*.csv`` beside the chunk (never merged), so boards of different calls can be compared
-    network for network.
+    network for network; ``--reference-again`` measures them once more at the end of the run, in the
+    same process, into ``late_reference_*.csv`` (time is kept back for it).
     ``--space sss`` measures SSS configurations instead (each its own deployed network), in a seeded
     random order; ``--max-classes 4096`` takes the first 4,096 of it, a uniform random sample.
 
@@ -299,9 +300,12 @@ def cmd_measure(args: argparse.Namespace) -> int:
     sys.setswitchinterval(0.0005)
     suffix = f"_shard{shard}of{n_shards}" if n_shards > 1 else ""
     stamp = f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}{suffix}"
+    reserve_s = 0.0  # kept back at the end for --reference-again
     if args.reference:
+        t_ref = time.perf_counter()
         n_ref = measure_reference(meter, space, settings, args, args.chunk_dir / f"reference_{stamp}.csv")
         print(f"re-measured {n_ref} reference rows on this board", flush=True)
+        reserve_s = 1.2 * (time.perf_counter() - t_ref) if args.reference_again else 0.0
     chunk = args.chunk_dir / f"chunk_{stamp}.csv"
     unpacker = concurrent.futures.ThreadPoolExecutor(1) if args.unpack_ahead else None
     per_class: list[float] = []
@@ -323,7 +327,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         for k, arch in enumerate(todo):
             elapsed = time.perf_counter() - t_start
             estimate = 1.5 * statistics.median(per_class[-50:]) if per_class else 10.0
-            if elapsed + estimate > args.time_limit_s:
+            if elapsed + estimate + reserve_s > args.time_limit_s:
                 print(f"stopping before the time limit ({elapsed:.0f} s used)", flush=True)
                 break
             t0 = time.perf_counter()
@@ -342,6 +346,9 @@ def cmd_measure(args: argparse.Namespace) -> int:
             per_class.append(time.perf_counter() - t0)
             if args.verbose:
                 print(f"{k} {arch} {per_class[-1]:.3f} s", flush=True)
+    if reserve_s:
+        n_ref = measure_reference(meter, space, settings, args, args.chunk_dir / f"late_reference_{stamp}.csv")
+        print(f"re-measured the {n_ref} reference rows again, in the same process", flush=True)
     meter.close()
     if unpacker is not None:
         unpacker.shutdown(cancel_futures=True)
@@ -515,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--reference", type=int, default=0, metavar="N",
                    help="first re-measure the profile's N earliest classes on this board into reference_*.csv "
                         "(never merged; they tie each call's board to the others)")
+    m.add_argument("--reference-again", action="store_true",
+                   help="with --reference: measure the reference classes once more at the end, in the same "
+                        "process, into late_reference_*.csv (separates a process's warm-up from the board's state)")
     g = sub.add_parser("merge", help="merge chunk CSVs into the profile")
     g.add_argument("chunks", type=Path, nargs="*",
                    help="chunk CSVs (none: only re-check the profile's rows)")

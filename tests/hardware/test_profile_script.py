@@ -389,3 +389,28 @@ def test_imagenet16_rows_are_measured_at_16x16_beside_the_32x32_rows_and_replaye
     m16 = meter.measure_arch(arch, precision="fp16", batch_size=1024, dataset="ImageNet16-120")
     m32 = meter.measure_arch(arch, precision="fp16", batch_size=1024, dataset="cifar10")
     assert m16.input_shape == (3, 16, 16) and m32.input_shape == (3, 32, 32)
+
+
+def test_reference_again_measures_the_reference_classes_once_more_at_the_end(script, tmp_path, monkeypatch,
+                                                                              capsys):
+    """``--reference 2 --reference-again`` writes the same reference networks twice: first into
+    reference_*.csv, then, after the chunk, into late_reference_*.csv; without the flag, no late file."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(script, "CudaMeter", _FakeCudaMeter)
+    profile, chunks = tmp_path / "tss.csv.gz", tmp_path / "chunks"
+    common = ["--profile", str(profile), "--time-limit-s", "600"]
+    assert script.main(["measure", "--max-classes", "3", "--chunk-dir", str(chunks / "a"), *common]) == 0
+    assert script.main(["merge", "--profile", str(profile), *map(str, (chunks / "a").glob("chunk_*.csv"))]) == 0
+    more = ["measure", "--max-classes", "5", "--reference", "2", *common]
+    assert script.main([*more, "--chunk-dir", str(chunks / "b"), "--reference-again"]) == 0
+    (early,) = (chunks / "b").glob("reference_*.csv")
+    (late,) = (chunks / "b").glob("late_reference_*.csv")
+    (chunk,) = (chunks / "b").glob("chunk_*.csv")
+    archs = [[r["canonical_arch"] for r in read_profile(p)] for p in (early, late, chunk)]
+    assert archs[0] == archs[1] and len(archs[0]) == 2 and len(archs[2]) == 2  # 2 new classes, fp16 each
+    assert not set(archs[0]) & set(archs[2])
+    assert "again, in the same process" in capsys.readouterr().out
+    assert script.main([*more, "--chunk-dir", str(chunks / "c")]) == 0
+    assert not list((chunks / "c").glob("late_reference_*.csv"))
