@@ -414,3 +414,7 @@ def test_reference_again_measures_the_reference_classes_once_more_at_the_end(scr
     assert "again, in the same process" in capsys.readouterr().out
     assert script.main([*more, "--chunk-dir", str(chunks / "c")]) == 0
     assert not list((chunks / "c").glob("late_reference_*.csv"))
+    capsys.readouterr()
+    assert script.main(["measure", "--chunk-dir", str(chunks / "d"), "--reference-again", *common]) == 2
+    err = capsys.readouterr().err
+    assert "--reference-again needs --reference N" in err and "Traceback" not in err
