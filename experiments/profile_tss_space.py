@@ -348,7 +348,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
             per_class.append(time.perf_counter() - t0)
             if args.verbose:
                 print(f"{k} {arch} {per_class[-1]:.3f} s", flush=True)
-    if reserve_s:
+    if args.reference_again:  # (validated above: --reference is set)
         n_ref = measure_reference(meter, space, settings, args, args.chunk_dir / f"late_reference_{stamp}.csv")
         print(f"re-measured the {n_ref} reference rows again, in the same process", flush=True)
     meter.close()
