@@ -275,13 +275,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
     import torch
 
     t_start = time.perf_counter()
-    if not torch.cuda.is_available():
-        print("error: measuring needs a CUDA GPU", file=sys.stderr)
-        return 2
+    # a bad flag is reported as such, on any machine, before the GPU is looked for
     if args.builders < 1 or any(v is not None and v < 1 for v in (args.repeats, args.release_every)):
         raise UsageError("--builders, --repeats and --release-every must be at least 1")
     if args.reference_again and not args.reference:
         raise UsageError("--reference-again needs --reference N")
+    if not torch.cuda.is_available():
+        print("error: measuring needs a CUDA GPU", file=sys.stderr)
+        return 2
     space = get_space(args.space)
     settings = with_formats([SETTINGS_FP16] + ([SETTINGS_FP32] if args.fp32 else []), args.fp32_format)
     args.chunk_dir.mkdir(parents=True, exist_ok=True)

@@ -418,3 +418,22 @@ def test_reference_again_measures_the_reference_classes_once_more_at_the_end(scr
     assert script.main(["measure", "--chunk-dir", str(chunks / "d"), "--reference-again", *common]) == 2
     err = capsys.readouterr().err
     assert "--reference-again needs --reference N" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--builders", "0"], "--builders, --repeats and --release-every must be at least 1"),
+    (["--reference-again"], "--reference-again needs --reference N"),
+])
+def test_a_bad_flag_is_reported_as_such_without_a_gpu(script, tmp_path, monkeypatch, capsys, flags, message) -> None:
+    """On a machine without a GPU a bad flag is named (exit 2), not hidden behind the missing GPU;
+    good flags there get the one-line GPU error (exit 2)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    common = ["measure", "--profile", str(tmp_path / "p.csv.gz"), "--chunk-dir", str(tmp_path / "c")]
+    assert script.main([*common, *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "CUDA" not in err and "Traceback" not in err
+    assert script.main(common) == 2
+    err = capsys.readouterr().err
+    assert "measuring needs a CUDA GPU" in err and "Traceback" not in err
