@@ -25,6 +25,8 @@ import numpy as np
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.dvfs.validation import spearman
 
+from lib.profile_rows import describe_pct
+
 QUANTITIES = ("throughput", "energy")
 REQUIRED = ("precision", "canonical_arch", "gpu_uuid_old") + tuple(
     f"{q}_{c}" for q in QUANTITIES for c in ("new", "rel_diff"))
@@ -54,14 +56,6 @@ def read_sample(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
 
 def _values(rows: list[dict[str, str]], column: str) -> np.ndarray:
     return np.array([float(r[column]) for r in rows if r.get(column, "") != ""])
-
-
-def describe_pct(diff: np.ndarray) -> dict[str, float]:
-    """Median |d|, signed median, quartiles and worst |d| of relative differences, in percent."""
-    pct = 100.0 * diff
-    return {"rows": float(len(pct)), "median_abs_pct": float(np.median(np.abs(pct))),
-            "signed_median_pct": float(np.median(pct)), "q1_pct": float(np.percentile(pct, 25)),
-            "q3_pct": float(np.percentile(pct, 75)), "worst_abs_pct": float(np.max(np.abs(pct)))}
 
 
 def _stat_cells(d: dict[str, float]) -> str:

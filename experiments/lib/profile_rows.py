@@ -101,14 +101,24 @@ def stratified_pick(values: list[float], n: int, seed: int) -> list[int]:
     return sorted(int(rng.choice(stratum)) for stratum in np.array_split(order, n))
 
 
+def describe_pct(diff: Any) -> dict[str, float]:
+    """Median |d|, signed median, quartiles and worst |d| of relative differences, in percent."""
+    import numpy as np
+
+    pct = 100.0 * np.asarray(diff, dtype=float)
+    return {"rows": float(len(pct)), "median_abs_pct": float(np.median(np.abs(pct))),
+            "signed_median_pct": float(np.median(pct)), "q1_pct": float(np.percentile(pct, 25)),
+            "q3_pct": float(np.percentile(pct, 75)), "worst_abs_pct": float(np.max(np.abs(pct)))}
+
+
 def _agreement_lines(rows: list[dict[str, Any]], label: str) -> list[str]:
     lines = []
     for q in ("throughput", "energy"):
         ok = [r for r in rows if r[f"{q}_rel_diff"] != ""]
         if ok:
-            d = [abs(float(r[f"{q}_rel_diff"])) for r in ok]
+            d = describe_pct([float(r[f"{q}_rel_diff"]) for r in ok])
             rho = spearman([float(r[f"{q}_old"]) for r in ok], [float(r[f"{q}_new"]) for r in ok])
-            lines.append(f"| {label}{q} | {len(ok)} | {100 * statistics.median(d):.2f} % | {100 * max(d):.2f} % | "
+            lines.append(f"| {label}{q} | {len(ok)} | {d['median_abs_pct']:.2f} % | {d['worst_abs_pct']:.2f} % | "
                          f"{rho:.4f} |")
     return lines
 
