@@ -272,14 +272,14 @@ def measure_reference(meter: Any, space: Any, settings: list[tuple[str, int, boo
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    import torch
-
-    t_start = time.perf_counter()
-    # a bad flag is reported as such, on any machine, before the GPU is looked for
+    # a bad flag is reported as such, on any machine, before torch is loaded and the GPU looked for
     if args.builders < 1 or any(v is not None and v < 1 for v in (args.repeats, args.release_every)):
         raise UsageError("--builders, --repeats and --release-every must be at least 1")
     if args.reference_again and not args.reference:
         raise UsageError("--reference-again needs --reference N")
+    import torch
+
+    t_start = time.perf_counter()
     if not torch.cuda.is_available():
         print("error: measuring needs a CUDA GPU", file=sys.stderr)
         return 2
