@@ -1,0 +1,324 @@
+"""The trainer against a plain training loop, on one GPU (or the CPU), every rival in this script.
+
+Stages (each appends rows to its CSV as they finish, and a rerun skips the rows already there, so
+a run cut off by a time limit resumes):
+
+* ``speed``: `--networks` deployed TSS networks spanning the space's FLOPs (the networks at evenly
+  spaced FLOP quantiles of the learnable deployed networks), each trained `--epochs` epochs on
+  random CIFAR-shaped data (`--images` 3x32x32 images, 10 classes, held on the device) by
+  the plain loop (fp32 eager steps, ``torch.optim.SGD`` and a per-step cosine schedule) and by
+  ``nasenergy.train.train_model`` (``auto``: bf16 autocast, channels_last, one CUDA graph per
+  step). Every cost is counted: data copy, warm-up, graph capture or compilation, the epochs and
+  the final evaluation. Energy from NVML's board counter (whole board, idle included).
+* ``pack``: the same trainings by the trainer with 1, 2, 4 and 8 processes sharing the board
+  (`nasenergy.train.packing.train_packed`), and with the count `choose_slots` picks.
+* ``parity``: accuracy on scikit-learn's digits (held-out validation split, seed 0), both loops,
+  declared seeds (`--parity-seeds`, default 100-104), `--parity-epochs` epochs, no flip.
+* ``fidelity``: one epoch of each of `--fidelity-networks` deployed networks of cells 0-999 (a
+  seeded sample, seed 2026) on 50,000 random CIFAR-shaped images; compared by
+  ``experiments/train_fidelity.py`` with NATS-Bench's recorded time per epoch.
+
+    python experiments/train_benchmark.py --out results/train_benchmark/h100 --stages speed,pack,parity
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from nasenergy.train.data_random import random_image_data  # noqa: E402
+
+STAGES = ("speed", "pack", "parity", "fidelity")
+
+
+def spanning_networks(n: int) -> list[str]:
+    """`n` deployed TSS networks at evenly spaced FLOP quantiles (smallest to largest)."""
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    reps = [a for a in space.deployed_classes() if space.output_depends_on_input(a)]
+    flops = sorted((space.count_deployed(a, "cifar10").flops, str(a)) for a in reps)
+    picks = [flops[round(q * (len(flops) - 1))][1] for q in np.linspace(0, 1, n)]
+    return list(dict.fromkeys(picks))
+
+
+def fidelity_networks(n: int, seed: int = 2026) -> list[tuple[int, str]]:
+    """A seeded sample of `n` cells of 0-999 with distinct learnable deployed networks."""
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    rng = np.random.default_rng(seed)
+    seen: set[str] = set()
+    out: list[tuple[int, str]] = []
+    for idx in rng.permutation(1000):
+        arch = space.arch_at(int(idx))
+        if not space.output_depends_on_input(arch):
+            continue
+        key = space.deployed_key(arch)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((int(idx), str(arch)))
+        if len(out) == n:
+            break
+    return out
+
+
+def plain_loop(model: Any, data: Any, *, epochs: int, device: str, seed: int, hflip: bool = True) -> dict[str, Any]:
+    """The plain loop: fp32 eager steps, ``torch.optim.SGD`` (Nesterov 0.9, wd 5e-4, lr 0.1),
+    cosine annealing per step, batch 256, the same on-device augmentation as the trainer."""
+    import torch
+
+    from nasenergy.train.augment import augment_batch, normalise
+
+    dev = torch.device(device)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    x = torch.from_numpy(data.x_train).to(dev)
+    y = torch.from_numpy(data.y_train).to(dev)
+    mean = torch.tensor(data.mean, device=dev).view(1, -1, 1, 1)
+    std = torch.tensor(data.std, device=dev).view(1, -1, 1, 1)
+    model.to(dev).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    bs = min(256, x.shape[0])
+    steps = x.shape[0] // bs
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / (epochs * steps))))
+    loss_fn = torch.nn.CrossEntropyLoss()
+    pad = max(1, round(4 * data.input_shape[1] / 32))
+    for _ in range(epochs):
+        order = torch.randperm(x.shape[0], device=dev, generator=gen)
+        for i in range(steps):
+            idx = order[i * bs:(i + 1) * bs]
+            xb = normalise(augment_batch(x[idx], padding_px=pad, hflip=hflip, generator=gen), mean, std)
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(xb), y[idx])
+            loss.backward()
+            opt.step()
+            sched.step()
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        xv = torch.from_numpy(data.x_val).to(dev)
+        yv = torch.from_numpy(data.y_val).to(dev)
+        for i in range(0, xv.shape[0], 1024):
+            correct += int((model(normalise(xv[i:i + 1024], mean, std)).argmax(1) == yv[i:i + 1024]).sum())
+    return {"val_accuracy_pct": 100.0 * correct / xv.shape[0]}
+
+
+class Rows:
+    """A CSV that rows are appended to as they finish; `has` tells a rerun what is done."""
+
+    def __init__(self, path: Path, fields: list[str]) -> None:
+        self.path, self.fields = path, fields
+        self.done: set[tuple[str, ...]] = set()
+        if path.is_file():
+            with open(path, newline="") as fh:
+                for row in csv.DictReader(fh):
+                    self.done.add(self._key(row))
+
+    @staticmethod
+    def _key(row: dict[str, Any]) -> tuple[str, ...]:
+        return (str(row.get("loop")), str(row.get("arch")), str(row.get("seed")), str(row.get("slots", "")))
+
+    def has(self, **row: Any) -> bool:
+        return self._key({k: str(v) for k, v in row.items()}) in self.done
+
+    def add(self, row: dict[str, Any]) -> None:
+        new = not self.path.is_file()
+        with open(self.path, "a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=self.fields)
+            if new:
+                writer.writeheader()
+            writer.writerow({k: row.get(k) for k in self.fields})
+        self.done.add(self._key({k: str(v) for k, v in row.items()}))
+        print(json.dumps({k: row.get(k) for k in self.fields}), flush=True)
+
+
+def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None]:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    e0 = counter.total_energy_mj() if counter is not None else None
+    t0 = time.perf_counter()
+    out = fn()
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    e1 = counter.total_energy_mj() if counter is not None else None
+    return out, wall, None if e0 is None or e1 is None else (e1 - e0) / 1000.0
+
+
+SPEED_FIELDS = ["loop", "arch", "seed", "slots", "epochs", "images", "flops_per_img", "wall_s", "energy_j",
+                "val_accuracy_pct", "setup_s", "images_per_s", "peak_memory_mib", "device_name", "settings"]
+
+
+def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
+    from nasenergy.hardware.flops import count_model
+    from nasenergy.train.network import build_for_data
+    from nasenergy.train.options import TrainOptions
+    from nasenergy.train.recipe import TrainRecipe
+    from nasenergy.train.trainer import train_model
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    data = random_image_data(args.images, (3, 32, 32), 10, seed=0)
+    rows = Rows(out / "speed.csv", SPEED_FIELDS)
+    loops = args.loops.split(",")
+    for arch in spanning_networks(args.networks):
+        for loop in loops:
+            if rows.has(loop=loop, arch=arch, seed=0, slots=1):
+                continue
+            model = build_for_data(space, arch, in_channels=3, num_classes=10, seed=0)
+            flops = count_model(model, (3, 32, 32)).flops_per_img
+            if loop == "plain":
+                res, wall, joules = _timed(lambda: plain_loop(model, data, epochs=args.epochs, device=args.device, seed=0),
+                                           counter, args.device)
+                extra: dict[str, Any] = {"val_accuracy_pct": res["val_accuracy_pct"], "settings": "fp32 eager, torch.optim.SGD"}
+            else:
+                step = {"trainer": "auto", "trainer_eager": "eager", "trainer_compile": "compile"}[loop]
+                opts = TrainOptions(device=args.device, step=step)
+                res, wall, joules = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.epochs),
+                                                               options=opts, seed=0, energy=None), counter, args.device)
+                extra = {"val_accuracy_pct": res.val_accuracy_pct, "setup_s": res.setup_s,
+                         "images_per_s": res.images_per_s, "peak_memory_mib": res.peak_memory_mib,
+                         "settings": json.dumps(res.settings["options"])}
+            rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "epochs": args.epochs, "images": args.images,
+                      "flops_per_img": flops, "wall_s": wall, "energy_j": joules, "device_name": _device_name(args.device),
+                      **extra})
+
+
+def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
+    from nasenergy.train.options import TrainOptions
+    from nasenergy.train.packing import TrainJob, train_packed
+    from nasenergy.train.recipe import TrainRecipe
+
+    rows = Rows(out / "pack.csv", ["loop", "arch", "seed", "slots", "networks", "epochs", "images", "wall_s",
+                                   "board_energy_j", "failures", "device_name"])
+    arch_rows = Rows(out / "pack_networks.csv", ["loop", "arch", "seed", "slots", "train_s", "energy_j",
+                                                 "energy_source", "images_per_s", "peak_memory_mib"])
+    archs = spanning_networks(args.networks)
+    factory = functools.partial(random_image_data, args.images, (3, 32, 32), 10, 0)
+    for slots in [int(s) for s in args.slots.split(",")]:
+        if rows.has(loop="packed", arch="all", seed=0, slots=slots):
+            continue
+        jobs = [TrainJob(a, "tss", a, 0) for a in archs]
+        rep = train_packed(jobs, factory, slots=slots, recipe=TrainRecipe(epochs=args.epochs),
+                           options=TrainOptions(device=args.device), device=args.device, counter=counter)
+        for tr in rep.trainings:
+            arch_rows.add({"loop": "packed", "arch": tr.job.arch, "seed": 0, "slots": slots, "train_s": tr.result.train_s,
+                           "energy_j": tr.result.energy_j, "energy_source": tr.result.energy_source,
+                           "images_per_s": tr.result.images_per_s, "peak_memory_mib": tr.result.peak_memory_mib})
+        rows.add({"loop": "packed", "arch": "all", "seed": 0, "slots": slots, "networks": len(rep.trainings),
+                  "epochs": args.epochs, "images": args.images, "wall_s": rep.wall_s,
+                  "board_energy_j": rep.board_energy_j, "failures": len(rep.failures),
+                  "device_name": _device_name(args.device)})
+
+
+def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
+    from nasenergy.train.data import load_data
+    from nasenergy.train.network import build_for_data
+    from nasenergy.train.options import TrainOptions
+    from nasenergy.train.recipe import TrainRecipe
+    from nasenergy.train.trainer import train_model
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    data = load_data("digits", split_seed=0)
+    rows = Rows(out / "parity.csv", ["loop", "arch", "seed", "slots", "epochs", "val_accuracy_pct", "wall_s", "device_name"])
+    for arch in spanning_networks(args.networks):
+        for seed in [int(s) for s in args.parity_seeds.split(",")]:
+            for loop in ("plain", "trainer"):
+                if rows.has(loop=loop, arch=arch, seed=seed, slots=1):
+                    continue
+                model = build_for_data(space, arch, in_channels=1, num_classes=10, seed=seed)
+                if loop == "plain":
+                    res, wall, _ = _timed(lambda: plain_loop(model, data, epochs=args.parity_epochs, device=args.device,
+                                                             seed=seed, hflip=False), None, args.device)
+                    acc = res["val_accuracy_pct"]
+                else:
+                    res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.parity_epochs, hflip=False),
+                                                              options=TrainOptions(device=args.device), seed=seed, energy=None),
+                                          None, args.device)
+                    acc = res.val_accuracy_pct
+                rows.add({"loop": loop, "arch": arch, "seed": seed, "slots": 1, "epochs": args.parity_epochs,
+                          "val_accuracy_pct": acc, "wall_s": wall, "device_name": _device_name(args.device)})
+
+
+def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
+    from nasenergy.train.network import build_for_data
+    from nasenergy.train.options import TrainOptions
+    from nasenergy.train.recipe import TrainRecipe
+    from nasenergy.train.trainer import train_model
+    from search_spaces import get_space
+
+    space = get_space("tss")
+    data = random_image_data(50_000, (3, 32, 32), 10, seed=0)
+    rows = Rows(out / "fidelity.csv", ["loop", "arch", "seed", "slots", "arch_index", "epoch_s", "setup_s", "wall_s",
+                                       "device_name"])
+    for idx, arch in fidelity_networks(args.fidelity_networks):
+        for loop in args.fidelity_loops.split(","):
+            if rows.has(loop=loop, arch=arch, seed=0, slots=1):
+                continue
+            model = build_for_data(space, arch, in_channels=3, num_classes=10, seed=0)
+            step = "auto" if loop == "trainer" else "eager"
+            precision = "auto" if loop == "trainer" else "fp32"
+            opts = TrainOptions(device=args.device, step=step, precision=precision,
+                                channels_last=None if loop == "trainer" else False)
+            res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=1), options=opts, seed=0,
+                                                      energy=None), None, args.device)
+            rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "arch_index": idx, "epoch_s": res.epoch_s[0],
+                      "setup_s": res.setup_s, "wall_s": wall, "device_name": _device_name(args.device)})
+
+
+def _device_name(device: str) -> str:
+    import platform
+
+    import torch
+
+    return torch.cuda.get_device_name(0) if device.startswith("cuda") else f"CPU {platform.machine()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="folder for the CSV files (rows are appended)")
+    parser.add_argument("--stages", default="speed,pack,parity", help=f"comma-separated, of {', '.join(STAGES)}")
+    parser.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
+    parser.add_argument("--networks", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--images", type=int, default=25_000)
+    parser.add_argument("--loops", default="plain,trainer", help="of plain, trainer, trainer_eager, trainer_compile")
+    parser.add_argument("--slots", default="1,2,4,8")
+    parser.add_argument("--parity-seeds", default="100,101,102,103,104")
+    parser.add_argument("--parity-epochs", type=int, default=30)
+    parser.add_argument("--fidelity-networks", type=int, default=100)
+    parser.add_argument("--fidelity-loops", default="trainer,plain")
+    args = parser.parse_args(argv)
+    stages = [s for s in args.stages.split(",") if s]
+    bad = [s for s in stages if s not in STAGES]
+    if bad:
+        parser.error(f"unknown stage {bad[0]!r}; choose from {', '.join(STAGES)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    from nasenergy.train.energy import board_counter
+
+    counter = board_counter(args.device)
+    for stage in stages:
+        t0 = time.perf_counter()
+        globals()[f"stage_{stage}"](args, args.out, counter)
+        print(f"stage {stage}: {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
