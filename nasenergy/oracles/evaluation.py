@@ -26,8 +26,8 @@ from nasenergy.oracles.datasets import normalize_schedule
 from nasenergy.oracles.errors import UnknownDatasetError
 from search_spaces import Arch
 
-CostSource = Literal["recorded", "estimated", "unknown"]
-COST_SOURCES: tuple[str, ...] = ("recorded", "estimated", "unknown")
+CostSource = Literal["recorded", "estimated", "unknown", "measured"]
+COST_SOURCES: tuple[str, ...] = ("recorded", "estimated", "unknown", "measured")
 AccuracySource = Literal["recorded", "measured"]
 TRIAL_MODES: tuple[str, ...] = ("random", "mean")
 
@@ -91,8 +91,8 @@ class Evaluation:
         cost_s: seconds a real evaluation (training on the schedule, then one pass over the split)
             would have taken; 0.0 when ``cost_source`` is ``unknown``.
         cost_source: ``recorded`` (NATS-Bench's recorded times), ``estimated`` (timed training
-            steps on this device, scaled to the schedule) or ``unknown`` (no record, estimation
-            off).
+            steps on this device, scaled to the schedule), ``measured`` (a real training's wall
+            time, `nasenergy.train`) or ``unknown`` (no record, estimation off).
         source: ``recorded`` (a benchmark lookup) or ``measured`` (real training).
         trial: which training run: ``mean`` (mean over the recorded runs), ``seed:<n>`` or
             ``run:<k>`` (a run whose seed the table does not record); ``cells:<n>`` for the mean
@@ -100,6 +100,9 @@ class Evaluation:
         cell_indices: the official indices of the cells whose figures the accuracy is the mean
             of (empty: the architecture's own figure alone).
         cell_accuracies_pct: each of those cells' accuracy, in the same order.
+        training: what a real training measured besides its accuracy and seconds (energy,
+            throughput, memory, test accuracy, device; `nasenergy.train.oracle.training_figures`);
+            empty for a benchmark lookup.
     """
 
     arch: str
@@ -114,6 +117,7 @@ class Evaluation:
     trial: str
     cell_indices: tuple[int, ...] = ()
     cell_accuracies_pct: tuple[float, ...] = ()
+    training: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.cost_source not in COST_SOURCES:
@@ -125,6 +129,8 @@ class Evaluation:
         """The fields as a plain dict (for CSV or JSON); the per-cell fields only where there are
         several cells."""
         out = asdict(self)
+        out.pop("training")
+        out.update({f"train_{k}": v for k, v in self.training})
         if not self.cell_indices:
             out.pop("cell_indices")
             out.pop("cell_accuracies_pct")

@@ -24,6 +24,7 @@ from nasenergy.pareto import ParetoFront, points_of
 from nasenergy.quality import DeployRegion
 from nasenergy.run.plots import dvfs_applied, plot_names
 from nasenergy.run.quality import RunQuality, declared_floor, quality_unit, run_quality, run_region
+from nasenergy.run.report_training import training_lines
 from nasenergy.run.report_budget import (
     REOPENED_TEXT,
     RESCUE_ENV,
@@ -152,6 +153,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         f"- full evaluations: {_duration(_sum(evaluated, 'eval_cost_s'))} "
         f"({_by_source(evaluated, 'eval_cost_s', 'eval_cost_source')}; simulated from the benchmark's "
         "records where the source says `recorded`)",
+        *training_lines(evaluated, filtered),
         f"- cheap measurements: {_duration(_sum(measured, 'measure_cost_s'))} "
         f"({_by_source(measured, 'measure_cost_s', 'measure_source')}) over {len(measured)} candidates",
         *([f"- evaluation time the filter avoided: ≈ {_duration(mean_eval * len(filtered))} (estimated: "

@@ -32,6 +32,7 @@ from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.env_info import shell_command
 from nasenergy.search.command.exit_codes import EXIT_STATUS_HELP, exit_code_for
 from nasenergy.search.command.filter_features import parse_filter_features
+from nasenergy.search.command.training_setup import training_setup
 from nasenergy.search.command.machine_defaults import CPU_BATCH_SIZE, CPU_PRECISION, fit_to_meter, resolved_meter_kind
 from nasenergy.search.loop.filter_yield import YIELD_AFTER
 from nasenergy.search.loop.redirect import REDIRECT_AFTER, REDIRECT_BATCH
@@ -129,6 +130,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="accuracy benchmark file or folder (default: the cache installed by "
                           "'python -m nasenergy.benchmark import' when it covers the whole space, else the "
                           "benchmark tables embedded in the package; NATS-Bench pickles are read only when named here)")
+    how.add_argument("--oracle", choices=("benchmark", "train"), default=_DEFAULTS.oracle,
+                     help="benchmark: accuracies from NATS-Bench's tables; train: train each evaluated network on "
+                          "--data (default %(default)s)")
+    how.add_argument("--data", metavar="PATH", default=None,
+                     help="with --oracle train: digits (scikit-learn's, built in), a CIFAR-10/100 folder (python "
+                          "format), a folder of class subfolders of images, or an .npz with x and y")
+    how.add_argument("--epochs", type=_positive_int, default=_DEFAULTS.epochs,
+                     help="with --oracle train: epochs of NATS-Bench's recipe per training (default %(default)s)")
+    how.add_argument("--val-fraction", type=float, default=_DEFAULTS.val_fraction, metavar="SHARE",
+                     help="with --oracle train: share of the training images held out for validation where the data "
+                          "has no validation split (default %(default)s, stratified, split seed 0)")
     how.add_argument("--search-metric", metavar="SPLIT/EPOCHS", default=_DEFAULTS.search_metric,
                      help="the benchmark accuracy searched on: split (x-valid, x-test, ori-test, valid, test) and "
                           "training epochs, e.g. test/200 (default %(default)s, NATS-Bench's search metric)")
@@ -262,6 +274,10 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
     """
     objectives = None if args.objectives is None else parse_objectives(args.objectives)
     hardware = "recorded" if args.profile is not None and args.hardware == "auto" else args.hardware
+    dataset, data = args.dataset, None
+    if args.oracle == "train" or args.data is not None:
+        dataset, data, hardware = training_setup(args.oracle, args.data, args.val_fraction, hardware,
+                                                 dataset_given=args.dataset != _DEFAULTS.dataset)
     fitted = fit_to_meter(resolved_meter_kind(hardware, args.space), precision=args.precision,
                           batch_size=args.batch_size, objectives=objectives)
     if notes is not None:
@@ -269,7 +285,7 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
     return SearchConfig(
         budget=args.budget,
         space=args.space,
-        dataset=args.dataset,
+        dataset=dataset,
         objectives=fitted.objectives,
         benchmark=args.benchmark,
         search_metric=args.search_metric,
@@ -303,6 +319,10 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
         filter_yield_top=args.filter_yield_top,
         redirect_after=args.redirect_after,
         budget_rescue=args.budget_rescue == "on",
+        oracle=args.oracle,
+        data=data,
+        epochs=args.epochs,
+        val_fraction=args.val_fraction,
     ).validate()
 
 

@@ -40,6 +40,7 @@ from nasenergy.search.command.coverage import (
 )
 from nasenergy.search.command.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.command.machine_defaults import check_meter_serves
+from nasenergy.search.command.training_setup import live_hardware
 from nasenergy.search.loop.dvfs_steps import (  # re-exported: the search's parts are named here
     DvfsStep,
     EnergyBoundChoice,
@@ -204,12 +205,30 @@ def check_budget(config: SearchConfig) -> None:
     """
     space = get_space(config.space)
     hardware = resolve_hardware(config.hardware, None, space_name=space.name)
+    if config.oracle == "train":
+        hardware = live_hardware(hardware)
     if hardware != "recorded":  # a live meter measures any network (and is not opened here)
         check_budget_reachable(config, None, learnable_networks(space, network_key_fn(space, "deployed")))
         return
     meter = select_meter(hardware, profile_path=config.profile, space=space, announce=None)
     survey = survey_networks(meter, space, config, network_key_fn(space, measured_form(meter)))
     check_budget_reachable(config, survey.coverage, survey.census.learnable)
+
+
+def training_oracle(config: SearchConfig, space: SpaceProtocol, hardware: str) -> AccuracyOracle:
+    """The oracle of ``--oracle train``: trains each evaluated network on ``--data`` for ``--epochs``,
+    on the GPU the meter measures on (else the CPU), with epoch checkpoints in the run folder's
+    ``training/`` (a killed run's training continues from its last epoch)."""
+    from nasenergy.train.datasets import load_registered  # lazy: imports the data loaders
+    from nasenergy.train.oracle import TrainingOracle
+    from nasenergy.train.options import TrainOptions
+    from nasenergy.train.recipe import TrainRecipe
+
+    assert config.data is not None
+    data, _ = load_registered(config.data, float(config.val_fraction))
+    device = "cuda" if hardware == "cuda" else "cpu"
+    return TrainingOracle(space, data, recipe=TrainRecipe(epochs=config.epochs), options=TrainOptions(device=device),
+                          checkpoint_dir=config.out_dir / "training")
 
 
 def build_components(config: SearchConfig) -> Components:
@@ -222,6 +241,8 @@ def build_components(config: SearchConfig) -> Components:
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
     hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
+    if config.oracle == "train":
+        hardware = live_hardware(hardware)
     meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce,
                          **meter_options(hardware, config))
     check_meter_serves(hardware, config)
@@ -234,8 +255,12 @@ def build_components(config: SearchConfig) -> Components:
     # The default search metric is the benchmark's own protocol (NATS-Bench's 12-epoch x-valid; the
     # embedded SSS tables have 90 epochs only); --search-metric overrides it.
     metrics = None if config.search_metric == DEFAULT_SEARCH_METRIC else search_metrics(config)
-    oracle = load_oracle(config.benchmark, space, metrics=metrics, seed=config.seed, estimate=config.estimate)
-    if getattr(network_key, "deployed", False):
+    oracle: AccuracyOracle
+    if config.oracle == "train":
+        oracle = training_oracle(config, space, hardware)
+    else:
+        oracle = load_oracle(config.benchmark, space, metrics=metrics, seed=config.seed, estimate=config.estimate)
+    if getattr(network_key, "deployed", False) and config.oracle != "train":
         oracle = NetworkOracle(oracle, space)  # one deployed network, one evaluation: the mean over its cells
     step = make_dvfs(config, meter, space)
     bound = EnergyBoundChoice(step.energy_bound, step.bound_label) if step else default_energy_bound(config)

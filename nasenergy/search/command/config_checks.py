@@ -28,6 +28,34 @@ STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 letter or digit."""
 
 
+ORACLES: tuple[str, ...] = ("benchmark", "train")
+"""Where a search's accuracies come from (``--oracle``)."""
+
+
+def check_training(settings: SearchSettings) -> None:
+    """The training settings: ``--data`` with ``--oracle train`` only, a positive ``--epochs``,
+    a validation share in (0, 1), and a live meter (a recorded profile is never replayed for
+    the user's data, whose input shape and classes it was not measured with)."""
+    check_choice("--oracle", settings.oracle, ORACLES)
+    if settings.oracle == "train":
+        if not settings.data:
+            raise UsageError("--oracle train needs --data (digits, a CIFAR folder, an image folder or an .npz)")
+        if settings.hardware == "recorded" or settings.profile is not None:
+            raise UsageError("--oracle train measures networks built for your data: use --hardware cuda or cpu "
+                             "(or auto), not a recorded profile")
+        if settings.benchmark is not None:
+            raise UsageError("--benchmark answers from NATS-Bench's tables; --oracle train trains on --data instead")
+        from nasenergy.train.datasets import load_registered  # lazy: imports the data loaders
+
+        load_registered(settings.data, float(settings.val_fraction))  # the data's dataset name, in this process too
+    elif settings.data is not None:
+        raise UsageError("--data is the data --oracle train trains on; add --oracle train")
+    if not isinstance(settings.epochs, int) or settings.epochs < 1:
+        raise UsageError(f"--epochs must be a positive integer, got {settings.epochs!r}")
+    if not 0.0 < float(settings.val_fraction) < 1.0:
+        raise UsageError(f"--val-fraction must be between 0 and 1, got {settings.val_fraction!r}")
+
+
 def check_settings(settings: SearchSettings) -> None:
     """Check every value of ``settings`` (`nasenergy.search.command.config.SearchConfig.validate`).
 
@@ -36,6 +64,7 @@ def check_settings(settings: SearchSettings) -> None:
         DataNotFoundError: ``benchmark`` names a path that does not exist.
     """
     check_choice("--space", settings.space, space_names())
+    check_training(settings)
     check_choice("--dataset", settings.dataset, dataset_names())
     check_choice("--hardware", settings.hardware, METERS.choices(AUTO))
     check_choice("--precision", settings.precision, PRECISIONS)

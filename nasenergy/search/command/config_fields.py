@@ -112,6 +112,15 @@ class SearchSettings:
             the worker enqueues unseen networks near the last one (`nasenergy.search.loop.redirect`),
             from the start; ``0``: never; ``None`` (the default): only in a budget rescue, then
             after `REDIRECT_AFTER`.
+        oracle: where accuracies come from: ``benchmark`` (a NATS-Bench lookup) or ``train``
+            (real training of each evaluated network on ``data``, `nasenergy.train`).
+        data: with ``oracle`` ``train``: the data (``digits``, a CIFAR folder, an image folder
+            or an ``.npz``; `nasenergy.train.load_data`); the run's ``dataset`` is then its
+            registered name (`nasenergy.train.datasets.data_dataset_name`).
+        epochs: with ``oracle`` ``train``: epochs of NATS-Bench's recipe per training.
+        val_fraction: with ``oracle`` ``train``: the share of the training split held out for
+            validation where the data has no validation split of its own (split seed 0:
+            every run on the same data validates on the same images).
         budget_rescue: when the stall guard's condition first holds, switch the budget keeping
             settings left at ``None`` on instead of stopping (`nasenergy.search.loop.rescue`); ``False``:
             stop there.
@@ -153,6 +162,10 @@ class SearchSettings:
     filter_yield_top: float = YIELD_TOP
     redirect_after: int | None = None
     budget_rescue: bool = True
+    oracle: str = "benchmark"
+    data: str | None = None
+    epochs: int = 12
+    val_fraction: float = 0.2
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved

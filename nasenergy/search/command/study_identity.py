@@ -49,6 +49,8 @@ def default_study_name(settings: SearchSettings) -> str:
     floor = f"-min{s.min_accuracy:g}" if s.min_accuracy is not None else ""
     features = _features_suffix(s)
     keeping = "".join(f"-{tag}{value:g}" for tag, value in s.budget_keeping_changed().items())
+    if s.oracle == "train":
+        keeping += f"-train{s.epochs}ep"
     return (f"{s.space}-{s.dataset}-{objectives}-{s.precision}-b{s.batch_size}-{filt}{features}-"
             f"dvfs.{s.dvfs}{profile}-{s.sampler}{screen}{floor}{keeping}-seed{s.seed}")
 
@@ -94,6 +96,9 @@ def study_defining(settings: SearchSettings) -> dict[str, Any]:
         defining["filter_features"] = list(settings.filter_features)  # studies made before the flag: without
     if "profile_sha256" in d:  # the same figures on every worker and on resuming, wherever the file lies
         defining["profile_sha256"] = d["profile_sha256"]
+    if settings.oracle != "benchmark":  # real training: what is trained on, and how long
+        defining.update(oracle=settings.oracle, data=d["data"], epochs=settings.epochs,
+                        val_fraction=settings.val_fraction)
     for name in BUDGET_KEEPING:  # only when changed: studies made before the settings stay resumable
         if getattr(settings, name) != FIELD_DEFAULTS[name]:
             defining[name] = d[name]
