@@ -28,6 +28,7 @@ import csv
 import functools
 import json
 import math
+import platform
 import sys
 import time
 from pathlib import Path
@@ -37,14 +38,23 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from nasenergy.hardware.flops import count_model  # noqa: E402
+from nasenergy.train.augment import augment_batch, normalise  # noqa: E402
+from nasenergy.train.data import load_data  # noqa: E402
 from nasenergy.train.data_random import random_image_data  # noqa: E402
+from nasenergy.train.energy import board_counter  # noqa: E402
+from nasenergy.train.network import build_for_data  # noqa: E402
+from nasenergy.train.options import TrainOptions  # noqa: E402
+from nasenergy.train.packing import TrainJob, train_packed  # noqa: E402
+from nasenergy.train.recipe import TrainRecipe  # noqa: E402
+from nasenergy.train.trainer import train_model  # noqa: E402
+from search_spaces import get_space  # noqa: E402
 
 STAGES = ("speed", "pack", "parity", "fidelity")
 
 
 def spanning_networks(n: int) -> list[str]:
     """`n` deployed TSS networks at evenly spaced FLOP quantiles (smallest to largest)."""
-    from search_spaces import get_space
 
     space = get_space("tss")
     reps = [a for a in space.deployed_classes() if space.output_depends_on_input(a)]
@@ -55,7 +65,6 @@ def spanning_networks(n: int) -> list[str]:
 
 def fidelity_networks(n: int, seed: int = 2026) -> list[tuple[int, str]]:
     """A seeded sample of `n` cells of 0-999 with distinct learnable deployed networks."""
-    from search_spaces import get_space
 
     space = get_space("tss")
     rng = np.random.default_rng(seed)
@@ -80,7 +89,6 @@ def plain_loop(model: Any, data: Any, *, epochs: int, device: str, seed: int, hf
     cosine annealing per step, batch 256, the same on-device augmentation as the trainer."""
     import torch
 
-    from nasenergy.train.augment import augment_batch, normalise
 
     dev = torch.device(device)
     gen = torch.Generator(device=dev)
@@ -165,12 +173,6 @@ SPEED_FIELDS = ["loop", "arch", "seed", "slots", "epochs", "images", "flops_per_
 
 
 def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
-    from nasenergy.hardware.flops import count_model
-    from nasenergy.train.network import build_for_data
-    from nasenergy.train.options import TrainOptions
-    from nasenergy.train.recipe import TrainRecipe
-    from nasenergy.train.trainer import train_model
-    from search_spaces import get_space
 
     space = get_space("tss")
     data = random_image_data(args.images, (3, 32, 32), 10, seed=0)
@@ -200,9 +202,6 @@ def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
 
 def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
-    from nasenergy.train.options import TrainOptions
-    from nasenergy.train.packing import TrainJob, train_packed
-    from nasenergy.train.recipe import TrainRecipe
 
     rows = Rows(out / "pack.csv", ["loop", "arch", "seed", "slots", "networks", "epochs", "images", "wall_s",
                                    "board_energy_j", "failures", "device_name"])
@@ -227,12 +226,6 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
 
 def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
-    from nasenergy.train.data import load_data
-    from nasenergy.train.network import build_for_data
-    from nasenergy.train.options import TrainOptions
-    from nasenergy.train.recipe import TrainRecipe
-    from nasenergy.train.trainer import train_model
-    from search_spaces import get_space
 
     space = get_space("tss")
     data = load_data("digits", split_seed=0)
@@ -257,11 +250,6 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
 
 def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
-    from nasenergy.train.network import build_for_data
-    from nasenergy.train.options import TrainOptions
-    from nasenergy.train.recipe import TrainRecipe
-    from nasenergy.train.trainer import train_model
-    from search_spaces import get_space
 
     space = get_space("tss")
     data = random_image_data(50_000, (3, 32, 32), 10, seed=0)
@@ -283,7 +271,6 @@ def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
 
 def _device_name(device: str) -> str:
-    import platform
 
     import torch
 
@@ -310,7 +297,6 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         parser.error(f"unknown stage {bad[0]!r}; choose from {', '.join(STAGES)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    from nasenergy.train.energy import board_counter
 
     counter = board_counter(args.device)
     for stage in stages:

@@ -11,6 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from nasenergy.hardware.cuda_energy import nvml_for_cuda_device
+from nasenergy.hardware.nvml_errors import NvmlError
+
 
 class EnergyCounter(Protocol):
     """Anything with a monotonic energy counter in millijoules (an `NvmlDevice`, a fake)."""
@@ -48,9 +51,6 @@ def board_counter(device: str, nvml: Any = None) -> EnergyCounter | None:
     where there is no NVML or the board has no energy counter."""
     if not device.startswith("cuda"):
         return None
-    from nasenergy.hardware.cuda_energy import nvml_for_cuda_device
-    from nasenergy.hardware.nvml_errors import NvmlError
-
     index = int(device.split(":", 1)[1]) if ":" in device else 0
     try:
         handle = nvml_for_cuda_device(index, nvml)

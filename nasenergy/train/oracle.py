@@ -20,6 +20,7 @@ from typing import Any
 from nasenergy.errors import CandidateError
 from nasenergy.oracles.evaluation import Evaluation, MetricSpec, Metrics
 from nasenergy.train.data import ImageData
+from nasenergy.train.network import train_arch
 from nasenergy.train.options import TrainOptions
 from nasenergy.train.recipe import TrainRecipe
 from nasenergy.train.result import TrainingResult
@@ -94,8 +95,6 @@ class TrainingOracle:
         Raises:
             TrainingFailedError: the training ran out of memory or failed numerically.
         """
-        from nasenergy.train.network import train_arch
-
         def progress(done: int, total: int) -> None:
             if self.on_epoch is not None:
                 self.on_epoch(str(arch), done, total)

@@ -18,6 +18,7 @@ shared the same way, so the shares add up to the board's energy over the run).
 from __future__ import annotations
 
 import math
+import multiprocessing as mp
 import os
 import threading
 import time
@@ -25,10 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from nasenergy.hardware.flops import count_model
 from nasenergy.train.energy import EnergyCounter, board_counter
+from nasenergy.train.network import build_for_data
 from nasenergy.train.options import TrainOptions
 from nasenergy.train.recipe import NATS_RECIPE, TrainRecipe
 from nasenergy.train.result import TrainingResult
+from nasenergy.train.trainer import train_model
+from search_spaces import get_space
 
 TRAIN_FLOPS_PER_FORWARD = 3.0
 """A training step's FLOPs per image as a multiple of the forward pass's (backward about twice)."""
@@ -95,11 +100,6 @@ class PackedTraining:
 def _worker(slot: int, device: str, jobs: Any, results: Any, data_factory: Callable[[], Any],
             recipe: TrainRecipe, options: TrainOptions) -> None:
     """One slot's process: train jobs from the queue until it yields ``None``."""
-    from nasenergy.hardware.flops import count_model
-    from nasenergy.train.network import build_for_data
-    from nasenergy.train.trainer import train_model
-    from search_spaces import get_space
-
     data = data_factory()
     while True:
         job = jobs.get()
@@ -163,8 +163,6 @@ def train_packed(jobs: Sequence[TrainJob], data_factory: Callable[[], Any], *, s
         counter: the board's energy counter (``"auto"``: NVML's for `device`; ``None``: no energy).
         sample_s: seconds between counter readings.
     """
-    import multiprocessing as mp
-
     opts = options or TrainOptions(device=device)
     ctx = mp.get_context("spawn")
     job_q: Any = ctx.Queue()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -289,8 +290,6 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
 
 
 def _device_name(device: "torch.device") -> str:
-    import platform
-
     import torch
 
     if device.type == "cuda":

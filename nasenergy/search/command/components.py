@@ -220,9 +220,9 @@ def training_oracle(config: SearchConfig, space: SpaceProtocol, hardware: str) -
     on the GPU the meter measures on (else the CPU), with epoch checkpoints in the run folder's
     ``training/`` (a killed run's training continues from its last epoch)."""
     from nasenergy.train.datasets import load_registered  # lazy: imports the data loaders
-    from nasenergy.train.oracle import TrainingOracle
-    from nasenergy.train.options import TrainOptions
-    from nasenergy.train.recipe import TrainRecipe
+    from nasenergy.train.oracle import TrainingOracle  # lazy: only a training run reads data
+    from nasenergy.train.options import TrainOptions  # lazy: as above
+    from nasenergy.train.recipe import TrainRecipe  # lazy: as above
 
     assert config.data is not None
     data, _ = load_registered(config.data, float(config.val_fraction))
