@@ -14,11 +14,14 @@
   and energy per image stand in a known ratio to board 0's (to test cross-board calibration,
   `nasenergy.hardware.boards`).
 * `write_fake_profile`: a recorded-profile CSV of `FakeMeter` figures, for `RecordedMeter` users.
+* `write_cifar10`, `write_cifar100`, `write_image_folder`, `write_png`, `write_npz`, `cifar_rows`:
+  small data sets in the real formats `nasenergy.train.load_data` reads (synthetic pixels).
 
 Every figure these fakes produce is synthetic.
 """
 
 from nasenergy.hardware._fake_meter import FakeMeter, write_fake_profile
+from nasenergy.train._fake_data import cifar_rows, write_cifar10, write_cifar100, write_image_folder, write_npz, write_png
 from nasenergy.hardware._fake_nvml import (
     H200_GRAPHICS_CLOCKS_MHZ,
     H200_MEMORY_CLOCKS_MHZ,
@@ -40,5 +43,11 @@ __all__ = [
     "FakeNvml",
     "FakeNvmlCall",
     "ManualClock",
+    "cifar_rows",
+    "write_cifar10",
+    "write_cifar100",
     "write_fake_profile",
+    "write_image_folder",
+    "write_npz",
+    "write_png",
 ]

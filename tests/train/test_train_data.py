@@ -16,6 +16,7 @@ from PIL import Image
 
 from nasenergy.errors import UsageError
 from nasenergy.train.data import DataError, ImageData, load_data, stratified_split, stratified_subset
+from nasenergy.testing import cifar_rows, write_cifar10, write_cifar100, write_image_folder, write_npz, write_png
 from nasenergy.train.safe_pickle import load_pickle
 
 
@@ -29,70 +30,6 @@ def fails(spec: object, match: str, **kwargs: object) -> str:
 
 
 # --- writers of the real formats -----------------------------------------------------------------
-
-def _cifar_rows(labels: list[int], seed: int) -> np.ndarray:
-    """uint8 (N, 3072): row i holds distinct values (its first byte is i % 256)."""
-    rows = np.random.default_rng(seed).integers(0, 256, size=(len(labels), 3072), dtype=np.uint8)
-    rows[:, 0] = np.arange(len(labels)) % 256
-    return rows
-
-
-def write_cifar10(root: Path, per_class: int = 1, protocol: int = 2) -> Path:
-    """cifar-10-batches-py as distributed: 5 batches of ``10 * per_class`` images, a test batch
-    and batches.meta, dicts with bytes keys (pickled with ``protocol``)."""
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    for i, name in enumerate([f"data_batch_{b}" for b in range(1, 6)] + ["test_batch"]):
-        labels = [c for c in range(10) for _ in range(per_class)]
-        batch = {b"batch_label": f"batch {i}".encode(), b"labels": labels,
-                 b"data": _cifar_rows(labels, seed=i), b"filenames": [b"img.png"] * len(labels)}
-        with open(folder / name, "wb") as f:
-            pickle.dump(batch, f, protocol=protocol)
-    meta = {b"num_cases_per_batch": 10 * per_class, b"num_vis": 3072,
-            b"label_names": [n.encode() for n in ("airplane", "automobile", "bird", "cat", "deer",
-                                                   "dog", "frog", "horse", "ship", "truck")]}
-    with open(folder / "batches.meta", "wb") as f:
-        pickle.dump(meta, f, protocol=protocol)
-    return folder
-
-
-def write_cifar100(root: Path) -> Path:
-    """cifar-100-python as distributed: train (2 images per fine class), test (1 each), meta."""
-    folder = root / "cifar-100-python"
-    folder.mkdir(parents=True)
-    for name, per_class in (("train", 2), ("test", 1)):
-        fine = [c for c in range(100) for _ in range(per_class)]
-        batch = {b"filenames": [b"img.png"] * len(fine), b"batch_label": name.encode(), b"fine_labels": fine,
-                 b"coarse_labels": [c // 5 for c in fine], b"data": _cifar_rows(fine, seed=len(fine))}
-        with open(folder / name, "wb") as f:
-            pickle.dump(batch, f)
-    with open(folder / "meta", "wb") as f:
-        pickle.dump({b"fine_label_names": [f"fine{c}".encode() for c in range(100)],
-                     b"coarse_label_names": [f"coarse{c}".encode() for c in range(20)]}, f)
-    return folder
-
-
-def write_png(path: Path, mode: str, size: tuple[int, int], value: int) -> None:
-    """A ``size`` = (width, height) PNG of ``mode`` with a gradient offset by ``value``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    w, h = size
-    plane = ((np.arange(h * w).reshape(h, w) + value) % 256).astype(np.uint8)
-    pixels = plane if mode == "L" else np.stack([plane, 255 - plane, np.full_like(plane, value)], axis=2)
-    Image.fromarray(pixels, mode=mode).save(path)
-
-
-def write_image_folder(root: Path, classes: dict[str, int], mode: str = "RGB", size: tuple[int, int] = (4, 5)) -> Path:
-    """One class folder per entry of ``classes`` with that many PNGs."""
-    for c, (name, count) in enumerate(sorted(classes.items())):
-        for i in range(count):
-            write_png(root / name / f"{i:03d}.png", mode, size, value=10 * c + i)
-    return root
-
-
-def write_npz(path: Path, **arrays: np.ndarray) -> Path:
-    np.savez(path, **arrays)
-    return path
-
 
 def labelled(n_per_class: int, classes: int) -> np.ndarray:
     return np.repeat(np.arange(classes), n_per_class)
@@ -120,7 +57,7 @@ def test_cifar10_python_format(tmp_path: Path, protocol: int) -> None:
     assert data.class_names[:2] == ("airplane", "automobile")
     assert "CIFAR-10" in data.source and str(folder) in data.source
     # Rows are channel-major: the test batch's image 3 is row 3 reshaped to (3, 32, 32), / 255.
-    rows = _cifar_rows([c for c in range(10)], seed=5)
+    rows = cifar_rows([c for c in range(10)], seed=5)
     assert data.x_test is not None and data.y_test is not None
     np.testing.assert_array_equal(data.x_test[3], rows[3].reshape(3, 32, 32).astype(np.float32) / 255)
     assert data.y_test.tolist() == list(range(10))
