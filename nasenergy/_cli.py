@@ -5,6 +5,7 @@
 * `run_main`: calls a command's body and turns a `NasEnergyError` into ``error: <message>`` and
   the error's exit status, Ctrl-C into ``error: interrupted`` and status 130, and a reader of
   the output that went away (``| head``) into a quiet stop with status 141, as a shell tool's.
+* `add_version`: the ``--version`` flag every command has (``nasenergy X.Y.Z``, exit 0).
 * `dataset_arg`: the ``type`` of every ``--dataset`` option: any spelling of a dataset becomes its
   one name (`search_spaces.canonical_dataset`).
 """
@@ -31,6 +32,12 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"error: {message} (see --help)\n")
+
+
+def add_version(parser: argparse.ArgumentParser, version: str) -> None:
+    """Give ``parser`` a ``--version`` flag that prints ``nasenergy <version>`` and exits 0."""
+    parser.add_argument("--version", action="version", version=f"nasenergy {version}",
+                        help="print the version of nasenergy and exit")
 
 
 def dataset_arg(text: str) -> str:

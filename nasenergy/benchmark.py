@@ -29,7 +29,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy import __version__
+from nasenergy._cli import OneLineParser, add_version, run_main
 from nasenergy.errors import UsageError
 from nasenergy.oracles import tables
 from nasenergy.oracles.cache import cache_dir, cache_file, install, installed
@@ -193,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m nasenergy.benchmark",
         description="Import and inspect the accuracy benchmarks (NATS-Bench files or tables).",
     )
+    add_version(parser, __version__)
     sub = parser.add_subparsers(dest="command", required=True)
     cache_help = "cache folder (default: $NASENERGY_HOME, else ~/.cache/nasenergy)"
 

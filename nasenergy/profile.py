@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from nasenergy._cli import OneLineParser, dataset_arg, run_main
+from nasenergy import __version__
+from nasenergy._cli import OneLineParser, add_version, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, RecordedProfile
 from nasenergy.hardware.registry import AUTO, METERS
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.profile``."""
     p = OneLineParser(prog="python -m nasenergy.profile",
                 description="Measure one architecture's throughput, utilization and energy per image.")
+    add_version(p, __version__)
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
     p.add_argument("--arch", required=True, help="architecture string of the space")
     p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
