@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from nasenergy import __version__
-from nasenergy._cli import OneLineParser, add_version, dataset_arg, run_main
+from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, RecordedProfile
 from nasenergy.hardware.registry import AUTO, METERS
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Measure one architecture's throughput, utilization and energy per image.")
     add_version(p, __version__)
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
-    p.add_argument("--arch", required=True, help="architecture string of the space")
+    p.add_argument("--arch", required=True, help=ARCH_HELP)
     p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
                    help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--batch-size", type=int, default=None,
