@@ -17,7 +17,7 @@ Optuna is imported lazily, when these helpers run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -49,15 +49,33 @@ def filter_trial(trial: Trial, decision: Decision, measurement: Measurement | No
         raise optuna.TrialPruned(decision.reason)
 
 
-def apply_decision(study: Study, trial: Trial, decision: Decision, measurement: Measurement | None = None) -> bool:
+def apply_decision(
+    study: Study,
+    trial: Trial,
+    decision: Decision,
+    measurement: Measurement | None = None,
+    *,
+    key: Hashable | None = None,
+    evaluated: MutableMapping[Hashable, tuple[int, Sequence[float]]] | None = None,
+) -> bool:
     """In an ask-and-tell loop: record the decision; if it skips, tell the study the trial was pruned.
+
+    With ``key`` and ``evaluated``, a network already evaluated is not evaluated again: when
+    ``key`` is in ``evaluated`` (``key -> (first trial's number, its values)``), the trial is told
+    the first evaluation's values and marked with `DUPLICATE_ATTR`, whatever the decision. After
+    evaluating an admitted trial, store ``evaluated[key] = (trial.number, values)``.
 
     Returns:
         ``True`` when the candidate was admitted (evaluate it and ``study.tell`` its values),
-        ``False`` when the trial has been finished as PRUNED.
+        ``False`` when the trial has been finished (PRUNED, or answered from an earlier evaluation).
     """
     from optuna.trial import TrialState
 
+    if key is not None and evaluated is not None and key in evaluated:
+        number, values = evaluated[key]
+        trial.set_user_attr(DUPLICATE_ATTR, number)
+        study.tell(trial, list(values))
+        return False
     record_decision(trial, decision, measurement)
     if not decision.admit:
         study.tell(trial, state=TrialState.PRUNED)

@@ -145,6 +145,28 @@ def test_a_key_of_your_own_names_the_network(calibrated) -> None:
     assert trained == [0] and objective.n_repeated == 11
 
 
+def test_ask_and_tell_answers_a_network_already_evaluated() -> None:
+    """``apply_decision(..., key=, evaluated=)``: each of four networks is evaluated once; repeats
+    are told the first result and marked."""
+    pool = _pool()[:4]
+    study = _study(["maximize", "maximize", "minimize"])
+    flt, evaluated, trained = PassThroughFilter(), {}, []
+    for _ in range(30):
+        trial = study.ask()
+        i = trial.suggest_int("i", 0, 3)
+        m = pool[i].measurement
+        if apply_decision(study, trial, flt.admit(m, None), m, key=i, evaluated=evaluated):
+            trained.append(i)
+            values = (pool[i].accuracy, m.throughput_img_per_s, m.energy_j_per_img)
+            study.tell(trial, values)
+            evaluated[i] = (trial.number, values)
+    assert sorted(trained) == [0, 1, 2, 3]
+    repeats = [t for t in study.trials if DUPLICATE_ATTR in t.user_attrs]
+    assert len(repeats) == 26 and all(t.state == TrialState.COMPLETE for t in repeats)
+    for t in repeats:
+        assert t.values == list(evaluated[t.params["i"]][1]) and t.user_attrs[DUPLICATE_ATTR] == evaluated[t.params["i"]][0]
+
+
 def test_ask_and_tell(calibrated) -> None:
     pool = _pool()
     study = _study(["maximize", "maximize", "minimize"])
