@@ -84,6 +84,22 @@ def test_every_public_name_is_in_the_api_reference():
         assert set(hooks.public_names(name)) == set(module.__all__), name
 
 
+def test_every_public_class_and_function_has_a_docstring():
+    """The API reference is the docstrings: none of the documented classes and functions lacks one."""
+    import inspect
+
+    hooks = _hooks()
+    missing = []
+    for package in hooks.documented_packages(DOCS):
+        module = importlib.import_module(package)
+        for name in hooks.public_names(package):
+            obj = getattr(module, name, None)
+            ours = str(getattr(obj, "__module__", "")).split(".")[0] in ("nasenergy", "search_spaces")
+            if ours and (inspect.isclass(obj) or inspect.isfunction(obj)) and not (obj.__doc__ or "").strip():
+                missing.append(f"{package}.{name}")
+    assert not missing
+
+
 def test_every_column_of_candidates_csv_is_explained():
     from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
 
