@@ -5,6 +5,8 @@
 * `run_main`: calls a command's body and turns a `NasEnergyError` into ``error: <message>`` and
   the error's exit status, Ctrl-C into ``error: interrupted`` and status 130, and a reader of
   the output that went away (``| head``) into a quiet stop with status 141, as a shell tool's.
+* `ARCH_HELP`: the help of every architecture argument, with an example string of each space.
+* `add_version`: the ``--version`` flag every command has (``nasenergy X.Y.Z``, exit 0).
 * `dataset_arg`: the ``type`` of every ``--dataset`` option: any spelling of a dataset becomes its
   one name (`search_spaces.canonical_dataset`).
 """
@@ -31,6 +33,24 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"error: {message} (see --help)\n")
+
+
+ARCH_EXAMPLES = {
+    "tss": "|nor_conv_3x3~0|+|nor_conv_3x3~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_3x3~1|skip_connect~2|",
+    "sss": "64:32:48:64:16",
+}
+"""One architecture string of each NATS-Bench space, as the commands' ``--help`` shows it."""
+
+ARCH_HELP = (f"architecture string of the space, e.g. for tss '{ARCH_EXAMPLES['tss']}' (three nodes "
+             f"joined by '+', each edge 'op~input'), for sss '{ARCH_EXAMPLES['sss']}' (the channels "
+             "of its five layers)")
+"""The help of every command's architecture argument."""
+
+
+def add_version(parser: argparse.ArgumentParser, version: str) -> None:
+    """Give ``parser`` a ``--version`` flag that prints ``nasenergy <version>`` and exits 0."""
+    parser.add_argument("--version", action="version", version=f"nasenergy {version}",
+                        help="print the version of nasenergy and exit")
 
 
 def dataset_arg(text: str) -> str:

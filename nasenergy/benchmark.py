@@ -29,7 +29,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy import __version__
+from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, run_main
 from nasenergy.errors import UsageError
 from nasenergy.oracles import tables
 from nasenergy.oracles.cache import cache_dir, cache_file, install, installed
@@ -134,12 +135,15 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    given = [a for a in (args.arch, args.arch_flag) if a is not None]
+    if len(given) != 1:
+        raise UsageError("query: give one architecture, as ARCH or --arch ARCH (see --help)")
+    arch: Arch = int(given[0]) if given[0].strip().isdigit() else given[0]
     benchmark = args.benchmark
     if benchmark is None and cache_file(args.space, args.cache_dir).is_file():
         benchmark = cache_file(args.space, args.cache_dir)  # the installed one, even when partial
     oracle = load_oracle(benchmark, args.space, seed=args.seed, estimate=args.estimate,
                          cache_directory=args.cache_dir)
-    arch: Arch = int(args.arch) if args.arch.strip().isdigit() else args.arch
     rows = [("search", oracle.evaluate(arch, args.dataset, seed=args.seed)),
             ("report", oracle.report(arch, args.dataset))]
     out.write(f"{oracle.describe()}\n")
@@ -193,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m nasenergy.benchmark",
         description="Import and inspect the accuracy benchmarks (NATS-Bench files or tables).",
     )
+    add_version(parser, __version__)
     sub = parser.add_subparsers(dest="command", required=True)
     cache_help = "cache folder (default: $NASENERGY_HOME, else ~/.cache/nasenergy)"
 
@@ -218,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_info)
 
     p = sub.add_parser("query", help="search and report metrics of one architecture")
-    p.add_argument("arch", help="architecture string or official index")
+    p.add_argument("arch", nargs="?", default=None, help=ARCH_HELP + "; or its official index")
+    p.add_argument("--arch", dest="arch_flag", metavar="ARCH", default=None,
+                   help="the same, as the other commands spell it")
     p.add_argument("--dataset", default="cifar10", help="cifar10, cifar100 or ImageNet16-120")
     p.add_argument("--space", choices=("tss", "sss"), default="tss")
     p.add_argument("--benchmark", default=None,

@@ -52,7 +52,12 @@ class Objective:
 
 NAS_OBJECTIVES: tuple[Objective, ...] = tuple(Objective(o.column, o.sense) for o in OBJECTIVES.values())
 """The objectives of nasenergy's search (`nasenergy.objectives.OBJECTIVES`) by column, in this order everywhere."""
-ACCURACY, THROUGHPUT, ENERGY = NAS_OBJECTIVES
+ACCURACY: Objective = NAS_OBJECTIVES[0]
+"""Accuracy (%), maximised."""
+THROUGHPUT: Objective = NAS_OBJECTIVES[1]
+"""Inference throughput (images/s), maximised."""
+ENERGY: Objective = NAS_OBJECTIVES[2]
+"""Energy per image (J), minimised."""
 
 SensesLike = Sequence[str] | Sequence[Objective] | Sequence[SearchObjective]
 

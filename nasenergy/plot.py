@@ -24,7 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from nasenergy._cli import OneLineParser, run_main
+from nasenergy import __version__
+from nasenergy._cli import OneLineParser, add_version, run_main
 from nasenergy.errors import UsageError
 from nasenergy.quality import DeployRegion
 from nasenergy.run.files import load_run
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with an interquartile band (hypervolume_comparison) and each run's final value "
         "(hypervolume_final), PNG and PDF.",
     )
+    add_version(p, __version__)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folders (holding candidates.csv and config.json)")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="where to write: a single run's plots (default: its folder), or the comparison of "

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from nasenergy._cli import OneLineParser, dataset_arg, run_main
+from nasenergy import __version__
+from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.hardware.meter import ArchMeter, RecordedProfile
 from nasenergy.hardware.registry import AUTO, METERS
@@ -40,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.profile``."""
     p = OneLineParser(prog="python -m nasenergy.profile",
                 description="Measure one architecture's throughput, utilization and energy per image.")
+    add_version(p, __version__)
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
-    p.add_argument("--arch", required=True, help="architecture string of the space")
+    p.add_argument("--arch", required=True, help=ARCH_HELP)
     p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
                    help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--batch-size", type=int, default=None,

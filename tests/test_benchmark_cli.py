@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nasenergy.benchmark import main
+from nasenergy.benchmark import build_parser, main
 from shared_files import TSS_TABLES, require_shared, shared_file
 
 
@@ -82,6 +82,37 @@ def test_query_without_an_installed_benchmark_uses_the_embedded_one(tmp_path: Pa
     assert "report: 85.863% on cifar10 ori-test after 200 epochs" in out
     code, _, err = run("info", "--cache-dir", str(tmp_path))
     assert code == 1 and "uses the embedded benchmark" in err
+
+
+def test_query_takes_the_architecture_as_the_other_commands_do(tmp_path: Path) -> None:
+    """``query ARCH`` and ``query --arch ARCH`` answer alike; none or both is one usage line."""
+    from nasenergy._cli import ARCH_EXAMPLES
+
+    arch = ARCH_EXAMPLES["tss"]
+    positional, flag = run("query", arch, "--cache-dir", str(tmp_path)), run("query", "--arch", arch,
+                                                                             "--cache-dir", str(tmp_path))
+    assert positional[0] == flag[0] == 0 and positional[1] == flag[1]
+    for argv in (("query",), ("query", arch, "--arch", arch)):
+        code, _, err = run(*argv, "--cache-dir", str(tmp_path))
+        assert code == 2 and err.count("\n") == 1 and "--arch" in err
+
+
+def test_every_architecture_argument_shows_a_string_of_each_space() -> None:
+    """The help of ``query``, ``profile --arch`` and ``proxies --arch`` shows a valid string of each
+    space."""
+    from nasenergy._cli import ARCH_EXAMPLES, ARCH_HELP
+    from nasenergy.profile import build_parser as profile_parser
+    from nasenergy.proxies.cli import build_parser as proxies_parser
+    from search_spaces import get_space
+
+    for space, text in ARCH_EXAMPLES.items():
+        assert str(get_space(space).parse(text)) == text and text in ARCH_HELP
+    helps = [profile_parser().format_help(), proxies_parser().format_help()]
+    query = next(a for a in build_parser()._actions if a.dest == "command").choices["query"]
+    helps.append(query.format_help())
+    for text in helps:
+        flat = "".join(text.split())
+        assert all(example in flat for example in ARCH_EXAMPLES.values())
 
 
 def test_build_embedded_writes_the_tables(tmp_path: Path) -> None:

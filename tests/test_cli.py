@@ -59,3 +59,30 @@ def test_a_closed_output_pipe_stops_quietly():
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == EXIT_BROKEN_PIPE and err == b""
+
+
+@pytest.mark.parametrize("module", ["nasenergy.search.command.cli", "nasenergy.plot", "nasenergy.profile",
+                                    "nasenergy.benchmark", "nasenergy.proxies.cli"])
+def test_every_command_prints_its_version(module, capsys):
+    import importlib
+
+    import nasenergy
+
+    with pytest.raises(SystemExit) as info:
+        importlib.import_module(module).build_parser().parse_args(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"nasenergy {nasenergy.__version__}"
+
+
+def test_the_version_has_one_source():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "nasenergy.__version__"}
+
+
+def test_the_search_command_prints_its_version_as_a_command():
+    done = subprocess.run([sys.executable, "-m", "nasenergy.search", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("nasenergy ")

@@ -171,7 +171,9 @@ def calibrate(
 
     Args:
         sweeps: at least three workloads' sweeps; each one's highest clock is its default clock.
-        name, gpu, device_patterns: identification of the set.
+        name: the parameter set's name.
+        gpu: the GPU it describes.
+        device_patterns: the device names it applies to.
         power_limit_w: board power limit, watts (datasheet).
         idle_power_w: idle board power, watts; ``None`` uses the lowest power in the sweeps (an
             upper bound on idle, recorded as such in ``sources``).

@@ -130,9 +130,11 @@ def choose_clock(model: DvfsModel, obs: WorkloadObservation, default: ClockPoint
         default: the default-clock point (measured).
         alpha: the compute-bound share; default: the model's prediction.
         clocks_mhz: clocks to consider; default: the parameter set's supported clocks.
-        mode, max_slowdown: as `find_optimal_clock`.
+        mode: as `find_optimal_clock`.
+        max_slowdown: as `find_optimal_clock`.
         choice: ``expected`` | ``point``.
-        shape_references, rmse: as `band_members`.
+        shape_references: as `band_members`.
+        rmse: as `band_members`.
 
     Raises:
         UsageError: unknown choice (and as `find_optimal_clock`).

@@ -122,9 +122,10 @@ class WorkloadObservation:
             reason, or board power at `POWER_CAP_FRAC` of the limit). Its power fraction is then
             saturated near 1 whatever the workload, so it is not used as a feature (equation 5
             falls through to the next predictor).
-        neighbour_clock_mhz, neighbour_time_s_per_img: a second run of the same workload at the
-            next lower clock, where one was measured (clock control only). With it ``alpha`` is
-            solved from the two times (`alpha_from_neighbour`, equation 8) instead of predicted.
+        neighbour_clock_mhz: the clock of a second run of the same workload at the next lower
+            clock, where one was measured (clock control only). With it ``alpha`` is solved from
+            the two times (`alpha_from_neighbour`, equation 8) instead of predicted.
+        neighbour_time_s_per_img: that second run's time per image.
     """
 
     time_s_per_img: float

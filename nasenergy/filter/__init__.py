@@ -38,6 +38,7 @@ from nasenergy.filter.feature_providers import (
 )
 from nasenergy.filter.features import CHEAP_FEATURE_NAMES, cheap_features
 from nasenergy.filter.optuna_adapter import (
+    DUPLICATE_ATTR,
     Candidate,
     CompleteTrialBudget,
     FilteredObjective,
@@ -56,6 +57,7 @@ __all__ = [
     "CHEAP_FEATURE_NAMES",
     "DEFAULT_ENERGY_FACTOR",
     "DEFAULT_OBJECTIVES",
+    "DUPLICATE_ATTR",
     "ESTIMATORS",
     "MODES",
     "OBJECTIVE_SENSES",

@@ -27,7 +27,7 @@ SEARCH_OPTIONS: tuple[str, ...] = ("target_recall", "objectives", "seed", "energ
 canonical order), its seed, the optimistic energy bound of its DVFS step and the cheap measurement
 columns its accuracy model reads (``--filter-features``, `nasenergy.filter.features.CHEAP_FEATURE_GROUPS`)."""
 
-__all__ = ["FILTERS", "SEARCH_OPTIONS", "FilterKind", "filter_kind", "register_filter"]
+__all__ = ["FILTERS", "SEARCH_OPTIONS", "FilterKind", "filter_kind", "register_filter", "takes_target_recall"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ class FilterKind:
     search_options: tuple[str, ...] = ("target_recall", "objectives")
     default_target_recall: float = 0.95
     needs_accuracy: bool = True
+
+    @property
+    def takes_target_recall(self) -> bool:
+        """Whether the search passes it a target recall (``target_recall`` in `search_options`)."""
+        return "target_recall" in self.search_options
 
     def __post_init__(self) -> None:
         unknown = [o for o in self.search_options if o not in SEARCH_OPTIONS]
@@ -85,6 +90,12 @@ def filter_kind(mode: str) -> FilterKind:
     if mode not in FILTERS:
         raise FilterError(f"unknown filter mode {mode!r}; choose one of {FILTERS.names()}")
     return FILTERS.get(mode)
+
+
+def takes_target_recall(mode: str) -> bool:
+    """Whether the filter ``mode`` takes a target recall, so that runs name and report one with it
+    (an unknown mode: ``True``, as runs of it were named before it was known)."""
+    return FILTERS.get(mode).takes_target_recall if mode in FILTERS else True
 
 
 # Both filters default to a target recall of 0.95: see `nasenergy.search.command.config_defaults.default_target_recall`

@@ -15,7 +15,8 @@ import json
 import math
 from collections.abc import Sequence
 
-from nasenergy._cli import OneLineParser, dataset_arg, run_main
+from nasenergy import __version__
+from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, dataset_arg, run_main
 from nasenergy.errors import UsageError
 from nasenergy.proxies.compute import ProxyReport, compute_arch_proxies, compute_proxies, resolve_device
 from nasenergy.proxies.data import DATA_CHOICES, DEFAULT_BATCH_SIZE, DEFAULT_DATA
@@ -40,8 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m nasenergy.proxies",
                       description="Zero-cost proxies (synflow, jacov, NASWOT, snip, grad_norm, FLOPs, params) "
                                   "of one architecture's deployed network, each with its cost in seconds.")
+    add_version(p, __version__)
     p.add_argument("--space", default="tss", choices=SPACE_NAMES, help="search space (default tss)")
-    p.add_argument("--arch", required=True, help="architecture string of the space")
+    p.add_argument("--arch", required=True, help=ARCH_HELP)
     p.add_argument("--dataset", type=dataset_arg, default="cifar10", choices=DATASETS,
                    help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")

@@ -154,7 +154,11 @@ def compute_arch_proxies(space: SearchSpace, arch: Arch | str, dataset: str = "c
         arch: an architecture of `space` or its string.
         dataset: sets the input shape and the number of classes.
         init_seed: seeds the network's weights (PyTorch's default initialisers of the builder).
-        names, seed, device, batch_size, data: as `compute_proxies`.
+        names: as `compute_proxies`.
+        seed: as `compute_proxies`.
+        device: as `compute_proxies`.
+        batch_size: as `compute_proxies`.
+        data: as `compute_proxies`.
 
     Raises:
         ArchError: `arch` is not an architecture of `space`.

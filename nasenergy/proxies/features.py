@@ -109,7 +109,10 @@ class LiveProxyFeatures:
         dataset: sets the input shape and class count.
         device: ``cpu`` or ``cuda``.
         proxies: which proxies (default all of the table's).
-        seed, init_seed, batch_size, data: as `compute_arch_proxies`.
+        seed: as `compute_arch_proxies`.
+        init_seed: as `compute_arch_proxies`.
+        batch_size: as `compute_arch_proxies`.
+        data: as `compute_arch_proxies`.
     """
 
     def __init__(self, space: SearchSpace, dataset: str = "cifar10", device: str = "cpu",

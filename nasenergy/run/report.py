@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nasenergy.filter.registry import takes_target_recall
 from nasenergy.objectives import SearchObjective, hypervolume_unit
 from nasenergy.pareto import ParetoFront, points_of
 from nasenergy.quality import DeployRegion
@@ -46,6 +47,14 @@ __all__ = [
     "REOPENED_TEXT", "RESCUE_ENV", "RESCUE_REDIRECT_AFTER", "RESCUE_YIELD_AFTER", "STOP_REASONS", "Column",
     "board_columns", "board_lines", "render_report",
 ]
+
+
+def _recall_clause(cfg: Mapping[str, Any]) -> str:
+    """`` (target recall R)`` for a filter that takes one; nothing for one that does not."""
+    mode = cfg.get("filter")
+    if isinstance(mode, str) and not takes_target_recall(mode):
+        return ""
+    return f" (target recall {cfg.get('target_recall')})"
 
 
 def _caveats(rows: Sequence[Mapping[str, Any]], evaluated: Sequence[Mapping[str, Any]], hardware: str) -> list[str]:
@@ -132,7 +141,7 @@ def render_report(record: RunView, *, resume_command: str | None = None, dashboa
         "",
         f"- space **{cfg.get('space')}**, dataset **{cfg.get('dataset')}**, objectives "
         f"**{', '.join(o.name for o in objectives)}**; sampler {cfg.get('sampler')} (seed {cfg.get('seed')}), "
-        f"filter {cfg.get('filter')} (target recall {cfg.get('target_recall')}), DVFS {cfg.get('dvfs')}, "
+        f"filter {cfg.get('filter')}{_recall_clause(cfg)}, DVFS {cfg.get('dvfs')}, "
         f"hardware {cfg.get('hardware')}, {cfg.get('precision')} at batch {cfg.get('batch_size')}",
         "",
         "## Budget and candidates",

@@ -72,9 +72,12 @@ REOPENED_TEXT = "was seen with budget left"
 
 RESCUE_ENV = "budget_rescue"
 """Key of ``env.json`` where a budget rescue began and what it did (`nasenergy.search.loop.rescue`)."""
-RESCUE_REDIRECT_AFTER, RESCUE_YIELD_AFTER = 2, 10
-"""The settings a budget rescue switches on (`nasenergy.search.loop.redirect.REDIRECT_AFTER`,
-`nasenergy.search.loop.filter_yield.YIELD_AFTER`; tests/run/test_run_report.py checks that they agree)."""
+RESCUE_REDIRECT_AFTER = 2
+"""The redirection setting a budget rescue switches on (`nasenergy.search.loop.redirect.REDIRECT_AFTER`;
+tests/run/test_run_report.py checks that they agree)."""
+RESCUE_YIELD_AFTER = 10
+"""The filter-yield setting a budget rescue switches on (`nasenergy.search.loop.filter_yield.YIELD_AFTER`;
+tests/run/test_run_report.py checks that they agree)."""
 
 
 def _budget_keeping_lines(cfg: Mapping[str, Any], env: Mapping[str, Any],

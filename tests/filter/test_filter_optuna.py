@@ -8,10 +8,12 @@ from optuna.trial import TrialState
 
 from nasenergy.filter import (
     CHEAP_ATTR,
+    DUPLICATE_ATTR,
     Candidate,
     CompleteTrialBudget,
     FilteredObjective,
     FilterError,
+    PassThroughFilter,
     ThresholdFilter,
     apply_decision,
     decision_of,
@@ -58,9 +60,10 @@ def test_filtered_objective_prunes_and_keeps_figures(calibrated) -> None:
     study.optimize(objective, n_trials=40)
 
     pruned = study.get_trials(states=(TrialState.PRUNED,))
-    complete = study.get_trials(states=(TrialState.COMPLETE,))
+    answered = study.get_trials(states=(TrialState.COMPLETE,))
+    complete = [t for t in answered if DUPLICATE_ATTR not in t.user_attrs]
     assert pruned and complete
-    assert {t.number for t in complete} == set(evaluated)
+    assert [t.number for t in complete] == evaluated
     for t in pruned:
         decision, measurement = decision_of(t), measurement_of(t)
         assert decision["admit"] is False
@@ -68,9 +71,8 @@ def test_filtered_objective_prunes_and_keeps_figures(calibrated) -> None:
         assert decision["threshold"] == tau
         assert "τ" in decision["reason"]
         assert t.user_attrs[CHEAP_ATTR] == {"measurement": measurement, "decision": decision}
-    for t in complete:
+    for t in answered:
         o = pool[t.params["i"]]
-        assert decision_of(t)["admit"] is True
         assert t.values == [o.accuracy, o.measurement.throughput_img_per_s, o.measurement.energy_j_per_img]
     assert flt.n_observed == n_before + len(complete)
     assert len(objective.front) >= 1
@@ -88,10 +90,81 @@ def test_budget_counts_only_complete_trials(calibrated) -> None:
     objective = FilteredObjective(flt, propose, lambda trial, cand: cand.payload.accuracy)
     study = _study(objective.directions)
     study.optimize(objective, n_trials=500, callbacks=[CompleteTrialBudget(8)])
-    assert len(study.get_trials(states=(TrialState.COMPLETE,))) == 8
+    complete = study.get_trials(states=(TrialState.COMPLETE,))
+    assert sum(DUPLICATE_ATTR not in t.user_attrs for t in complete) == 8
     assert len(study.get_trials(states=(TrialState.PRUNED,))) > 0
     with pytest.raises(FilterError):
         CompleteTrialBudget(0)
+
+
+def test_a_network_is_never_trained_twice(calibrated) -> None:
+    """A space of six networks and a budget of six: every network is trained exactly once; a
+    repeat is answered with the first result and marked, and the budget does not count it."""
+    pool = _pool()[:6]
+    trained = []
+
+    def propose(trial):
+        o = pool[trial.suggest_int("depth", 1, 2) * 3 - 3 + trial.suggest_int("width", 0, 2)]
+        return Candidate(o.measurement, payload=o)
+
+    def evaluate(trial, cand):
+        trained.append((trial.params["depth"], trial.params["width"]))
+        return cand.payload.accuracy
+
+    flt = PassThroughFilter()
+    objective = FilteredObjective(flt, propose, evaluate)
+    study = _study(objective.directions)
+    study.optimize(objective, n_trials=300, callbacks=[CompleteTrialBudget(6)])
+    assert sorted(trained) == sorted(set(trained)) and len(trained) == 6
+    assert objective.n_evaluated == 6 and objective.n_skipped == 0
+    repeats = [t for t in study.trials if DUPLICATE_ATTR in t.user_attrs]
+    assert objective.n_repeated == len(repeats) > 0
+    first = {(t.params["depth"], t.params["width"]): t for t in study.trials if DUPLICATE_ATTR not in t.user_attrs}
+    for t in repeats:
+        original = first[(t.params["depth"], t.params["width"])]
+        assert t.user_attrs[DUPLICATE_ATTR] == original.number and t.values == original.values
+    assert flt.n_observed == 6
+
+
+def test_a_key_of_your_own_names_the_network(calibrated) -> None:
+    """With ``key=``, trials whose parameters differ but build the same network are trained once."""
+    pool = _pool()
+    trained = []
+
+    def propose(trial):
+        trial.suggest_int("spelling", 0, 9)  # ten spellings of one network
+        return Candidate(pool[0].measurement, payload=pool[0])
+
+    def evaluate(trial, cand):
+        trained.append(trial.number)
+        return cand.payload.accuracy
+
+    objective = FilteredObjective(PassThroughFilter(), propose, evaluate, key=lambda trial, cand: "the network")
+    study = _study(objective.directions)
+    study.optimize(objective, n_trials=12)
+    assert trained == [0] and objective.n_repeated == 11
+
+
+def test_ask_and_tell_answers_a_network_already_evaluated() -> None:
+    """``apply_decision(..., key=, evaluated=)``: each of four networks is evaluated once; repeats
+    are told the first result and marked."""
+    pool = _pool()[:4]
+    study = _study(["maximize", "maximize", "minimize"])
+    flt, evaluated, trained = PassThroughFilter(), {}, []
+    for _ in range(30):
+        trial = study.ask()
+        i = trial.suggest_int("i", 0, 3)
+        m = pool[i].measurement
+        if apply_decision(study, trial, flt.admit(m, None), m, key=i, evaluated=evaluated):
+            trained.append(i)
+            values = (pool[i].accuracy, m.throughput_img_per_s, m.energy_j_per_img)
+            study.tell(trial, values)
+            evaluated[i] = (trial.number, values)
+    assert sorted(trained) == [0, 1, 2, 3]
+    repeats = [t for t in study.trials if DUPLICATE_ATTR in t.user_attrs]
+    assert len(repeats) == 26 and all(t.state == TrialState.COMPLETE for t in repeats)
+    for t in repeats:
+        assert t.values == list(evaluated[t.params["i"]][1]) and t.user_attrs[DUPLICATE_ATTR] == evaluated[t.params["i"]][0]
 
 
 def test_ask_and_tell(calibrated) -> None:

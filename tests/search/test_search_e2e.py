@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 from fake_parts import dashboard_get, fake_components
 
+import nasenergy
 from nasenergy.pareto import dominates
 from nasenergy.run.files import load_run
 from nasenergy.run.objectives import objectives_for, points_of
@@ -89,6 +90,7 @@ def test_a_run_spends_exactly_its_budget_and_leaves_consistent_files(tmp_path, f
     # config.json and env.json say what ran.
     assert run.config["budget"] == 24 and run.config["study_name"] == summary.study_name
     assert run.env["seed"] == 0 and run.env["versions"]["optuna"]
+    assert run.env["versions"]["nasenergy"] == nasenergy.__version__  # the code that ran, installed or not
     assert run.env["stop_reason"] == summary.stop_reason == "budget"
     assert "**24 of 24** (the budget was spent)" in report
     assert [w["seed"] for w in run.env["workers"].values()] == [0]

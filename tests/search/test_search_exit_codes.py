@@ -18,7 +18,7 @@ from nasenergy.search.command.cli import main
 from nasenergy.search.command.exit_codes import STOP_EXIT_CODES, exit_code_for
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+SEARCH_PAGE = ROOT / "docs" / "search.md"
 
 
 def test_every_stop_reason_has_its_own_status():
@@ -36,12 +36,12 @@ def test_the_candidate_cap_exits_with_its_status_and_one_line(tmp_path, fake_env
     assert len(err) == 1 and err[0].startswith("stopped: at the candidate cap") and "--max-candidates" in err[0]
 
 
-def test_help_and_readme_document_the_statuses():
+def test_help_and_the_docs_document_the_statuses():
     done = subprocess.run([sys.executable, "-m", "nasenergy.search", "--help"], capture_output=True, text=True)
-    readme = README.read_text()
+    page = SEARCH_PAGE.read_text()
     for reason, code in STOP_EXIT_CODES.items():
         assert re.search(rf"^\s+{code}\s+\S", done.stdout, re.M), (reason, code)
-        assert re.search(rf"`{code}`", readme), (reason, code)
+        assert re.search(rf"`{code}`", page), (reason, code)
 
 
 def test_an_unwritable_run_folder_is_one_line_and_status_2(tmp_path, fake_env, capsys):

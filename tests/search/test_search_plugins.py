@@ -69,6 +69,9 @@ def test_an_installed_plugin_filter_serves_a_search(tmp_path):
     outcomes = Counter(r["outcome"] for r in run.rows)
     assert outcomes["evaluated"] == 5 and outcomes["filtered"] >= 4
     assert {r["filter_mode"] for r in run.rows if r["filter_mode"]} == {"every-other"}
+    # it takes no target recall, so none is in its study's name or its report
+    assert "-every-other-" in run.config["study_name"] and "every-other0" not in run.config["study_name"]
+    assert "filter every-other, " in (tmp_path / "run" / "report.md").read_text()
 
 
 def test_without_the_package_the_name_is_refused_in_one_line(tmp_path):

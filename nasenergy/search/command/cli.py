@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, dataset_arg, run_main
+from nasenergy import __version__
+from nasenergy._cli import EXIT_INTERRUPTED, OneLineParser, add_version, dataset_arg, run_main
 from nasenergy.filter.registry import FILTERS
 from nasenergy.hardware.boards import BOARD_POLICIES
 from nasenergy.hardware.meter_settings import METER_SETTINGS
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_version(p, __version__)
     what = p.add_argument_group("what to search")
     what.add_argument("--budget", type=_positive_int, default=_DEFAULTS.budget,
                       help="full accuracy evaluations of the whole study, over all workers (default %(default)s)")

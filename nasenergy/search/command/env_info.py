@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from nasenergy import __version__
 from nasenergy.search.storage.credentials import mask_text
 
 _PACKAGES = ("nasenergy", "torch", "optuna", "numpy", "sqlalchemy", "nats_bench", "scikit-learn", "matplotlib")
@@ -73,7 +74,7 @@ def collect_env(
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "host": socket.gethostname(),
-        "versions": {p: _version(p) for p in _PACKAGES},
+        "versions": {p: __version__ if p == "nasenergy" else _version(p) for p in _PACKAGES},
         **gpu_info(),
         "seed": seed,
         "workers": workers,

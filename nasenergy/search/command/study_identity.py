@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.filter.registry import takes_target_recall
 from nasenergy.objectives import OBJECTIVES
 from nasenergy.search.command.config_defaults import DEFAULT_SEARCH_METRIC
 from nasenergy.search.command.config_fields import BUDGET_KEEPING, FIELD_DEFAULTS, SearchSettings
@@ -43,7 +44,12 @@ def default_study_name(settings: SearchSettings) -> str:
     that differ in any of them never share a default study (or run folder)."""
     s = settings
     objectives = ".".join(OBJECTIVES[o].short if o in OBJECTIVES else o for o in s.objectives)
-    filt = "nofilter" if s.filter == "none" else f"{s.filter}{s.target_recall:g}"
+    if s.filter == "none":
+        filt = "nofilter"
+    elif takes_target_recall(s.filter):
+        filt = f"{s.filter}{s.target_recall:g}"
+    else:  # a filter without a target recall is named without one
+        filt = s.filter
     profile = f"-profile.{profile_digest(s.profile)[:8]}" if s.profile is not None else ""
     screen = f"-screen{s.screen}" if s.screen != 1 else ""
     floor = f"-min{s.min_accuracy:g}" if s.min_accuracy is not None else ""

@@ -19,7 +19,7 @@ Every transaction of the claims and of the Optuna storage on a PostgreSQL server
 ``SET LOCAL`` lasts one transaction, so the settings never leak into a pooled connection that
 someone else reuses (a transaction-mode connection pooler included). SQLite has no such
 timeouts; a worker stopped inside a SQLite transaction holds the local claims file until it
-resumes (see README "Reliability").
+resumes (see `docs/reliability.md`).
 """
 
 from __future__ import annotations
