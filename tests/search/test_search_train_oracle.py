@@ -116,3 +116,31 @@ def test_bad_training_inputs_are_one_line_and_status_2(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr and needle.lower() in done.stderr.lower(), (what, done.stderr)
         assert not (tmp_path / "run" / "candidates.csv").exists(), what
     assert not (tmp_path / "owned").exists()  # the pickle's code never ran
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_training_then_the_same_command_spends_exactly_the_budget(tmp_path: Path) -> None:
+    """A run killed mid-training resumes with the same command: the budget is spent exactly, no
+    network is trained twice to completion, and the killed training continues from its epoch
+    checkpoint."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    args = ["--oracle", "train", "--data", "digits", "--budget", "3", "--epochs", "30", "--out", str(out), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "nasenergy.search", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not list((out / "training").glob("*.npz")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert list((out / "training").glob("*.npz")), "no epoch checkpoint appeared"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = search(tmp_path, *args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    evaluated = [r for r in rows(out) if r["outcome"] == "evaluated"]
+    assert len(evaluated) == 3 and len({r["network"] for r in evaluated}) == 3
+    assert any(int(r["train_resumed_from_epoch"]) > 0 for r in evaluated)
+    assert "continued from an epoch checkpoint" in (out / "report.md").read_text()
