@@ -159,7 +159,9 @@ def train_packed(jobs: Sequence[TrainJob], data_factory: Callable[[], Any], *, s
         data_factory: a picklable zero-argument callable (a module-level function or a
             ``functools.partial`` of one) each process calls once to get its `ImageData`.
         slots: processes side by side (`choose_slots`).
-        recipe, options: as `nasenergy.train.train_model` (``options.device`` is replaced by `device`).
+        recipe: what each training computes (as `nasenergy.train.train_model`).
+        options: how fast (``options.device`` is replaced by `device`).
+        device: the board the trainings share (``cuda:<n>``, or ``cpu`` for tests).
         counter: the board's energy counter (``"auto"``: NVML's for `device`; ``None``: no energy).
         sample_s: seconds between counter readings.
     """
