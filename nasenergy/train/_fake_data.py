@@ -74,5 +74,5 @@ def write_image_folder(root: Path, classes: dict[str, int], mode: str = "RGB", s
 
 def write_npz(path: Path, **arrays: np.ndarray) -> Path:
     """``arrays`` saved as an ``.npz`` at `path`."""
-    np.savez(path, **arrays)
+    np.savez(path, **arrays)  # type: ignore[arg-type]
     return path

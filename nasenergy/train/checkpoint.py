@@ -42,7 +42,7 @@ def save_checkpoint(path: Path, *, model: "torch.nn.Module", buffers: list["torc
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
     with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, **arrays)  # type: ignore[arg-type]
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -32,7 +32,7 @@ class NesterovSgd:
                  weight_decay: float) -> None:
         import torch
 
-        self.params = [p for p in params if p.requires_grad]
+        self.params: list[torch.Tensor] = [p for p in params if p.requires_grad]
         if not self.params:
             raise ValueError("nothing to train: the network has no trainable parameter")
         device = self.params[0].device
@@ -55,10 +55,11 @@ class NesterovSgd:
         import torch
 
         with torch.no_grad():
-            grads = [p.grad for p in self.params]
-            if any(g is None for g in grads):
-                raise RuntimeError("a parameter has no gradient: run backward() before step()")
-            grads = [g for g in grads if g is not None]
+            grads: list[torch.Tensor] = []
+            for p in self.params:
+                if p.grad is None:
+                    raise RuntimeError("a parameter has no gradient: run backward() before step()")
+                grads.append(p.grad)
             if self.weight_decay:
                 torch._foreach_add_(grads, self.params, alpha=self.weight_decay)
             if self.momentum:

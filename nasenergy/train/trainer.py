@@ -177,7 +177,7 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
 
     model.to(device)
     if opts.channels_last:
-        model.to(memory_format=torch.channels_last)
+        model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
     model.train()
     opt = NesterovSgd(model.parameters(), lr=recipe.lr, momentum=recipe.momentum, weight_decay=recipe.weight_decay)
     batches = _Batches(x_train, y_train, device=device, batch_size=recipe.batch_size,
@@ -259,13 +259,14 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
     final_loss = float(loss_sum.item()) / max(1, batches.steps_per_epoch)
 
     te = time.perf_counter()
-    common = dict(mean=mean, std=std, device=device, batch_size=opts.eval_batch_size, autocast=autocast,
-                  channels_last=bool(opts.channels_last))
-    val_pct = evaluate_accuracy(model, x_val, y_val, **common)
+    def accuracy(x: "torch.Tensor", y: "torch.Tensor") -> float:
+        return evaluate_accuracy(model, x, y, mean=mean, std=std, device=device, batch_size=opts.eval_batch_size,
+                                 autocast=autocast, channels_last=bool(opts.channels_last))
+
+    val_pct = accuracy(x_val, y_val)
     test_pct = None
     if data.x_test is not None and data.y_test is not None:
-        test_pct = evaluate_accuracy(model, tensor(data.x_test, torch.float32), tensor(data.y_test, torch.int64),
-                                     **common)
+        test_pct = accuracy(tensor(data.x_test, torch.float32), tensor(data.y_test, torch.int64))
     _sync(device)
     t_end = time.perf_counter()
     e_end = log.mark() if log is not None else None
