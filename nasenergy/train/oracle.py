@@ -13,6 +13,8 @@ when the same network is asked again with the same checkpoint folder.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -96,17 +98,38 @@ class TrainingOracle:
             TrainingFailedError: the training ran out of memory or failed numerically.
         """
         def progress(done: int, total: int) -> None:
+            self._write_status(str(arch), done, total)
             if self.on_epoch is not None:
                 self.on_epoch(str(arch), done, total)
 
+        self._write_status(str(arch), 0, self.recipe.epochs)
         try:
             result = train_arch(self.space, arch, self.data, recipe=self.recipe, options=self.options, seed=seed,
                                 checkpoint=self._checkpoint(arch, seed), on_epoch=progress)
         except RuntimeError as exc:  # torch's out-of-memory and CUDA errors are RuntimeErrors
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise TrainingFailedError(f"training failed: {text[:300]}") from None
+        finally:
+            self._write_status(None, 0, 0)
         self._results[str(arch)] = result
         return result
+
+    def _write_status(self, arch: str | None, done: int, total: int) -> None:
+        """``<checkpoint folder>/running-<pid>.json``: the training this process runs and its epoch
+        (read by the search's progress bar); removed when the training ends."""
+        if self.checkpoint_dir is None:
+            return
+        path = self.checkpoint_dir / f"running-{os.getpid()}.json"
+        try:
+            if arch is None:
+                path.unlink(missing_ok=True)
+                return
+            self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"arch": arch, "epoch": done, "epochs": total}))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # the progress bar's line is a convenience: never fail a training for it
 
     def evaluate(self, arch: Arch, dataset: str, *, seed: int | None = None) -> Evaluation:
         """Train `arch` and answer its validation accuracy (`dataset` is the data's registered

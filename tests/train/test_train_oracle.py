@@ -33,3 +33,21 @@ def test_the_training_oracle_answers_a_measured_evaluation(tmp_path) -> None:  #
     with pytest.raises(CandidateError, match="not trained"):
         oracle.report(space.parse("|none~0|+|none~0|none~1|+|none~0|none~1|skip_connect~2|"), name)
     assert "real training" in oracle.describe()
+
+
+def test_the_running_training_is_announced_for_the_progress_bar_and_withdrawn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    space = get_space("tss")
+    data = random_image_data(64, (1, 8, 8), 3, seed=0, val_images=16)
+    seen: list[dict[str, int]] = []
+
+    def on_epoch(arch: str, done: int, total: int) -> None:
+        (path,) = tmp_path.glob("running-*.json")
+        seen.append(json.loads(path.read_text()))
+
+    oracle = TrainingOracle(space, data, recipe=TrainRecipe(epochs=2, batch_size=32), options=TrainOptions(),
+                            checkpoint_dir=tmp_path, on_epoch=on_epoch)
+    oracle.evaluate(space.parse(ARCH), register_data(data))
+    assert [(s["epoch"], s["epochs"]) for s in seen] == [(1, 2), (2, 2)]
+    assert not list(tmp_path.glob("running-*.json"))

@@ -7,8 +7,10 @@ process's) at most every `REFRESH_S` seconds.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,8 +40,9 @@ class Progress:
     """
 
     def __init__(self, study: Study, claims: ClaimStore, objectives: tuple[SearchObjective, ...], *, enabled: bool,
-                 floor: tuple[float | None, str] = (None, "")) -> None:
+                 floor: tuple[float | None, str] = (None, ""), training_dir: Path | None = None) -> None:
         self._floor = floor
+        self._training_dir = training_dir
         self._study = study
         self._claims = claims
         self._objectives = objectives
@@ -79,9 +82,25 @@ class Progress:
             counts["not_recorded"] = outcomes[oc.NOT_RECORDED]
         if outcomes[oc.INFEASIBLE]:  # networks that cannot learn
             counts["infeasible"] = outcomes[oc.INFEASIBLE]
+        running = self._running_trainings()
+        if running:  # --oracle train: the epochs of the trainings under way
+            counts["training"] = running
         quality = {} if region is None else {"quality": f"{region.volume(points, self._objectives):.4g}"}
         self._bar.set_postfix(ordered_dict=counts, front=len(front), **quality, refresh=False)
         self._bar.refresh()
+
+    def _running_trainings(self) -> str:
+        """``epoch/epochs`` of each training under way (``--oracle train``), comma-separated."""
+        if self._training_dir is None or not self._training_dir.is_dir():
+            return ""
+        parts = []
+        for path in sorted(self._training_dir.glob("running-*.json")):
+            try:
+                status = json.loads(path.read_text())
+                parts.append(f"{int(status['epoch'])}/{int(status['epochs'])}ep")
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return ",".join(parts)
 
     def close(self) -> None:
         """Draw the final state and release the terminal line."""

@@ -174,7 +174,8 @@ def run_search(
             if exclusive:
                 lock.acquire_shared()  # let this run's worker processes in, keep other runs out
             progress = Progress(study, claims, objectives_for(config.objectives), enabled=not config.quiet,
-                                floor=declared_floor(config.public_dict()))
+                                floor=declared_floor(config.public_dict()),
+                                training_dir=out / "training" if config.oracle == "train" else None)
             try:
                 if components is not None:
                     reason = run_here(config, spec, components, progress, retry)

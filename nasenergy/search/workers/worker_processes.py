@@ -96,6 +96,9 @@ def run_here(
 ) -> str:
     """Run the one worker in this process; returns its stop reason (``interrupted`` after Ctrl-C)."""
     stop = threading.Event()
+    oracle = components.oracle
+    if getattr(oracle, "on_epoch", False) is None:  # a training oracle: redraw the bar after every epoch
+        oracle.on_epoch = lambda *_: progress.refresh(force=True)  # type: ignore[attr-defined]
     with _interrupts(stop):
         try:
             result = run_worker(config, spec, components, stop=stop, on_candidate=progress.refresh, retry=retry)
