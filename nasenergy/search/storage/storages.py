@@ -23,6 +23,7 @@ from nasenergy.errors import UsageError, malformed_input
 from nasenergy.search.storage.credentials import mask_text, mask_url
 from nasenergy.search.storage.db_retry import RetryingStorage
 from nasenergy.search.storage.db_timeouts import bound_transactions
+from nasenergy.search.storage.sqlite_files import check_sqlite_file
 
 if TYPE_CHECKING:
     import optuna
@@ -131,14 +132,20 @@ def mask_password(url: str) -> str:
 
 
 def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
-    """Connect once to a database storage.
+    """Connect once to a database storage (a SQLite file must be a database, or absent or empty).
 
     Raises:
         StorageError: the database cannot be reached, with the driver's first line.
+        SqliteFileError: a SQLite file that is not a sound database.
     """
     if spec.kind != "rdb":
         return
     import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    database = make_url(spec.location).database
+    if not spec.is_shared_database and database and database != ":memory:":
+        check_sqlite_file(Path(database), "--storage")  # SQLite opens any file, and fails at the first query
 
     connect_args = {"connect_timeout": timeout_s} if spec.is_shared_database else {}
     engine = sa.create_engine(spec.location, connect_args=connect_args)
