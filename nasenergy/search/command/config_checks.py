@@ -20,6 +20,7 @@ from nasenergy.search.command.config_fields import SearchSettings
 from nasenergy.search.command.config_values import check_choice, parse_search_metric
 from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
+from nasenergy.search.command.run_folder import check_folder_is_ours, check_name_encodes
 from nasenergy.search.command.study_identity import resolved_study_name, run_folder, study_defining
 from search_spaces import dataset_names, space_names
 
@@ -118,19 +119,22 @@ def check_settings(settings: SearchSettings) -> None:
         if not Path(settings.profile).is_file():
             raise DataNotFoundError(f"--profile: {settings.profile} is not a file")
     folder = run_folder(settings)
+    check_name_encodes(folder)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--out: {folder} exists and is not a folder")
 
 
 def check_run_folder(config: SearchSettings) -> None:
-    """Refuse a run folder that holds another study: a folder keeps one study's files, and runs
-    whose study-defining settings differ get different default study names.
+    """Refuse a run folder that holds another study, or no run at all (`check_folder_is_ours`): a
+    folder keeps one study's files, and runs whose study-defining settings differ get different
+    default study names.
 
     Raises:
-        UsageError: ``config.json`` in the run folder names another study; the message lists the
-            settings that differ.
+        UsageError: ``config.json`` in the run folder names another study (the message lists the
+            settings that differ), or the folder holds other files or is a system folder.
     """
     folder = run_folder(config)
+    check_folder_is_ours(folder)
     stored_file = folder / "config.json"
     if not stored_file.is_file():
         return
