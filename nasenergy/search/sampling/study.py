@@ -109,15 +109,16 @@ def create_or_load_study(config: SearchConfig, storage: BaseStorage) -> Study:
 
 
 def load_worker_study(config: SearchConfig, storage: BaseStorage, *, rank: int) -> Study:
-    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``,
+    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``
+    (modulo 2^32),
     reseeded before each trial from the run's seed and the trial's number (`seed_per_trial`).
     Trial numbers are unique across workers, so workers still draw apart; and since a resumed
     run's worker has another rank than the stopped one had, the rank is left out of the per-trial
     seed: a resumed run proposes what an uninterrupted one would have."""
     import optuna
 
-    sampler = seed_per_trial(make_sampler(config.sampler, seed=config.seed + rank, budget=config.budget),
-                             config.seed)
+    seed = (config.seed + rank) % 2**32  # 32-bit, as the samplers' generators take it
+    sampler = seed_per_trial(make_sampler(config.sampler, seed=seed, budget=config.budget), config.seed)
     return optuna.load_study(study_name=config.resolved_study_name, storage=storage, sampler=sampler)
 
 

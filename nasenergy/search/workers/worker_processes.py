@@ -70,7 +70,7 @@ def run_worker(
             WORKER_ATTR_PREFIX + claims.worker_id,
             {
                 "rank": rank,
-                "seed": config.seed + rank,
+                "seed": (config.seed + rank) % 2**32,
                 "pid": os.getpid(),
                 "parts": components.describe,
                 "coverage": components.coverage.to_dict() if components.coverage else None,
