@@ -31,6 +31,7 @@ from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import OBJECTIVES, SearchObjective, objectives_for, points_of
 from nasenergy.run.outcomes import OUTCOMES
 from nasenergy.run.record import CandidateRecord
+from search_spaces import dataset_names, space_names
 
 PRIVATE_FILE_MODE = 0o600
 """The mode of a file only its owner may read (a run's files that name a storage with a password)."""
@@ -167,20 +168,26 @@ def read_candidates(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DataNotFoundError(f"{path} does not exist")
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            if "trial_number" not in header or "outcome" not in header:
-                raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
-            return [_typed_row(path, reader.line_num, row) for row in reader]
+        text = path.read_text(encoding="utf-8")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        if "trial_number" not in header or "outcome" not in header:
+            raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
+        rows = [_typed_row(path, reader.line_num, row) for row in reader]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UsageError(f"{path} is not a readable CSV file: {type(exc).__name__}: {first_line(exc)}") from None
+    if not text.endswith("\n"):  # every line is written whole, ending in a line break
+        raise UsageError(f"{path}: its last line is cut short (no line end); run the search command again to "
+                         "rebuild the run's files from its study")
+    return rows
 
 
 def _typed_row(path: Path, line: int, row: dict[str | None, Any]) -> dict[str, Any]:
     """One candidates row, typed; raises `UsageError` naming the line and column."""
     if None in row:
         raise UsageError(f"{path}, line {line}: more fields than the header has")
+    if any(value is None for value in row.values()):
+        raise UsageError(f"{path}, line {line}: fewer fields than the header has (a row cut short)")
     typed = {}
     for column, text in row.items():
         kind = CANDIDATE_COLUMNS.get(str(column), "str")
@@ -219,6 +226,13 @@ def _check_config(path: Path, config: dict[str, Any]) -> None:
     name = config.get("study_name")
     if name is not None and not isinstance(name, str):
         raise UsageError(f"{path}: study_name must be text")
+    if "space" in config and config["space"] not in space_names():
+        raise UsageError(f"{path}: space {config['space']!r} is none of {', '.join(space_names())}")
+    if "dataset" in config and config["dataset"] not in dataset_names():
+        raise UsageError(f"{path}: dataset {config['dataset']!r} is none of {', '.join(dataset_names())}")
+    budget = config.get("budget")
+    if "budget" in config and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise UsageError(f"{path}: budget must be a positive whole number, got {budget!r}")
 
 
 def load_run(run_dir: str | Path) -> RunRecord:
