@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import DataNotFoundError, UsageError, first_line
+from nasenergy.errors import DataNotFoundError, UsageError, first_line, writing
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.run.front import RunFront
@@ -138,14 +138,23 @@ def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half).
 
     With ``private``, the file is readable and writable by its owner only (mode 0600) from the
-    moment it exists."""
+    moment it exists.
+
+    Raises:
+        OutputError: the file cannot be written (its old content, if any, is kept).
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
-    with os.fdopen(fd, "w") as f:
-        if private:
-            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
-        f.write(text)
-    tmp.replace(path)
+    with writing(path):  # a full disk, a read-only place: one line; the file keeps its old content
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                if private:
+                    os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
+                f.write(text)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:

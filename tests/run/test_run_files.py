@@ -89,3 +89,25 @@ def test_a_config_with_an_unknown_space_dataset_or_bad_budget_is_refused(tmp_pat
     run = _saved_run(tmp_path, **{field: value})
     with pytest.raises(UsageError, match=needle):
         run_files.load_run(run)
+
+
+def test_a_file_that_cannot_be_written_is_one_line_and_keeps_its_old_content(tmp_path, monkeypatch):
+    import errno
+
+    from nasenergy.errors import OutputError
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("mine\n")
+    with pytest.raises(OutputError, match="cannot write .*a_file/report.md: Not a directory"):
+        run_files.write_text_atomic(a_file / "report.md", "text")
+    target = tmp_path / "report.md"
+    target.write_text("old\n")
+
+    def full_disk(fd, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run_files.os, "fdopen", full_disk)
+    with pytest.raises(OutputError, match="No space left on device"):
+        run_files.write_text_atomic(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "report.md"]  # no temporary file left

@@ -180,3 +180,27 @@ def test_a_storage_file_that_is_no_database_is_refused(tmp_path, fake_env, capsy
     assert _search(tmp_path / "run", 2, "--storage", f"sqlite:///{bad}") == 2
     assert "is not an SQLite database" in _one_error_line(capsys)
     assert bad.read_text() == "hello\n"
+
+
+def test_a_full_disk_mid_run_is_one_line_and_the_resume_keeps_the_budget_exact(tmp_path, fake_env, capsys,
+                                                                               monkeypatch):
+    import errno
+
+    from nasenergy.search.storage import journal
+
+    real_write, calls = journal.os.write, [0]
+
+    def filling_up(fd, data):
+        calls[0] += 1
+        if calls[0] > 40:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(journal.os, "write", filling_up)
+    status = _search(out)
+    monkeypatch.setattr(journal.os, "write", real_write)
+    line = _one_error_line(capsys)
+    assert status == 2 and "No space left on device" in line and "run the same command again" in line
+    assert _search(out) == 0
+    assert _evaluated(out) == BUDGET
