@@ -204,3 +204,13 @@ def test_a_full_disk_mid_run_is_one_line_and_the_resume_keeps_the_budget_exact(t
     assert status == 2 and "No space left on device" in line and "run the same command again" in line
     assert _search(out) == 0
     assert _evaluated(out) == BUDGET
+
+
+@pytest.mark.parametrize(("name", "needle"), [("study.journal", "cannot open the journal"),
+                                              ("claims.sqlite", "cannot be read")])
+def test_a_folder_where_a_run_file_should_be_is_one_line(finished, name, needle, capsys):
+    (finished / name).unlink()
+    (finished / name).mkdir()
+    capsys.readouterr()
+    assert _search(finished) == 2
+    assert needle in _one_error_line(capsys)

@@ -210,8 +210,11 @@ def open_optuna_storage(
 
         damaged = (f"{spec.location} holds a log Optuna cannot replay (the file is damaged; restore it from a "
                    "copy or start a new study)")
-        with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
-            return JournalStorage(JournalFile(spec.location))
+        try:
+            with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
+                return JournalStorage(JournalFile(spec.location))
+        except OSError as exc:  # a folder in its place, a file that cannot be read
+            raise StorageError(f"cannot open the journal {spec.location}: {exc.strerror or exc}") from None
     engine_kwargs: dict[str, object] = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}
