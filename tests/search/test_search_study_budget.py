@@ -214,3 +214,22 @@ def test_a_folder_where_a_run_file_should_be_is_one_line(finished, name, needle,
     capsys.readouterr()
     assert _search(finished) == 2
     assert needle in _one_error_line(capsys)
+
+
+def test_a_database_storage_whose_claims_were_lost_is_restored_from_its_study(tmp_path, fake_env, capsys):
+    """The same truth on an RDB storage: the study's trials, not the ``nasenergy_*`` tables."""
+    db = tmp_path / "study.db"
+    out = tmp_path / "run"
+    storage = ["--storage", f"sqlite:///{db}"]
+    assert _search(out, BUDGET, *storage) == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM nasenergy_cells")
+        conn.execute("DELETE FROM nasenergy_studies")
+    capsys.readouterr()
+    assert _search(out, BUDGET, *storage) == 0
+    assert "restored from the study" in capsys.readouterr().err
+    assert _evaluated(out) == BUDGET
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM nasenergy_studies")
+    assert _search(out, BUDGET - 1, *storage) == 2  # the study keeps its budget, whatever the claims say
+    assert f"has a budget of {BUDGET}" in _one_error_line(capsys)
