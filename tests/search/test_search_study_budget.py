@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import signal
 import sqlite3
 from pathlib import Path
 
@@ -233,3 +234,26 @@ def test_a_database_storage_whose_claims_were_lost_is_restored_from_its_study(tm
         conn.execute("DELETE FROM nasenergy_studies")
     assert _search(out, BUDGET - 1, *storage) == 2  # the study keeps its budget, whatever the claims say
     assert f"has a budget of {BUDGET}" in _one_error_line(capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_claims_lost_after_an_interrupted_run_never_spend_the_budget_twice(tmp_path, fake_env, stop):
+    """Ctrl-C or ``kill -9`` part-way, the claims deleted, the same command: exactly the budget."""
+    from fake_parts import DELAY_ENV, start_search
+    from test_search_resume import _wait_for
+
+    run_dir = tmp_path / "run"
+    args = ["--budget", "12", "--filter", "none", "--dvfs", "none", "--quiet", "--out", str(run_dir)]
+    proc = start_search(args, {**fake_env, DELAY_ENV: "0.15"})
+    _wait_for(run_dir, 4, proc)
+    proc.send_signal(stop)
+    proc.communicate(timeout=60)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{run_dir / 'claims.sqlite'}{suffix}").unlink(missing_ok=True)
+    resumed = start_search(args, fake_env)
+    _, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert "Traceback" not in err
+    assert _evaluated(run_dir) == 12
+    assert "**12 of 12**" in _report_line(run_dir)
