@@ -257,3 +257,17 @@ def test_claims_lost_after_an_interrupted_run_never_spend_the_budget_twice(tmp_p
     assert "Traceback" not in err
     assert _evaluated(run_dir) == 12
     assert "**12 of 12**" in _report_line(run_dir)
+
+
+def test_claims_copied_from_a_larger_run_take_the_study_s_budget(finished, tmp_path, capsys):
+    """The claims of a --budget 10 run of the same study copied in: the study (budget 6) decides."""
+    larger = tmp_path / "larger"
+    assert _search(larger, BUDGET + 4) == 0
+    shutil.copy(larger / "claims.sqlite", finished / "claims.sqlite")
+    capsys.readouterr()
+    assert _search(finished) == 0
+    assert _evaluated(finished) == BUDGET
+    assert f"**{BUDGET} of {BUDGET}**" in _report_line(finished)
+    with sqlite3.connect(finished / "claims.sqlite") as conn:
+        assert conn.execute("SELECT budget FROM nasenergy_studies").fetchone()[0] == BUDGET
+        assert conn.execute("SELECT count(*) FROM nasenergy_cells WHERE status = 'done'").fetchone()[0] == BUDGET

@@ -75,8 +75,8 @@ def check_study_budget(study: Study, *, budget: int, settings: Mapping[str, Any]
         if diffs:
             raise BudgetMismatchError(f"study {name!r} exists with other settings ({'; '.join(diffs)}); "
                                       "use the stored settings or another --study-name")
-    recorded = attrs.get(BUDGET_ATTR)
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > budget:
+    recorded = recorded_budget(study)
+    if recorded is not None and recorded > budget:
         raise BudgetMismatchError(f"study {name!r} has a budget of {recorded} full evaluations; pass "
                                   f"--budget {recorded} (or more, to extend it)")
     spent = evaluations_of(trials)
@@ -85,6 +85,12 @@ def check_study_budget(study: Study, *, budget: int, settings: Mapping[str, Any]
             f"study {name!r} in {where} holds {spent} full evaluations, more than --budget {budget} (a storage "
             f"copied from a larger run?); pass --budget {spent} (or more), or use another --out"
         )
+
+
+def recorded_budget(study: Study) -> int | None:
+    """The budget the study keeps (`BUDGET_ATTR`), or ``None`` (a study made before it kept one)."""
+    value = study.user_attrs.get(BUDGET_ATTR)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def record_budget(study: Study, budget: int) -> None:

@@ -47,7 +47,13 @@ from nasenergy.search.sampling.study import (
     proposed_trials,
     reconcile_claims,
 )
-from nasenergy.search.sampling.study_budget import SETTINGS_ATTR, check_study_budget, evaluations_of, record_budget
+from nasenergy.search.sampling.study_budget import (
+    SETTINGS_ATTR,
+    check_study_budget,
+    evaluations_of,
+    record_budget,
+    recorded_budget,
+)
 from nasenergy.search.storage.claims import ClaimStore
 from nasenergy.search.storage.credentials import has_password, make_private, mask_argv, mask_text, password_of
 from nasenergy.search.storage.db_retry import DbRetry
@@ -168,9 +174,12 @@ def run_search(
         storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
         claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
-            claims.ensure_study(config.budget, config.study_defining())
             study = create_or_load_study(config, storage)
             check_study_budget(study, budget=config.budget, settings=config.study_defining(), where=spec.display)
+            # the study is the record: a claims file alone (the folder held exclusively) takes its budget
+            # and settings from it; a shared database keeps both in one place and checks them again
+            claims.ensure_study(config.budget, config.study_defining(),
+                                from_study=exclusive and recorded_budget(study) is not None)
             study.set_user_attr(SETTINGS_ATTR, config.study_defining())
             record_budget(study, config.budget)
             if boards is not None:
