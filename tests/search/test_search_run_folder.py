@@ -73,3 +73,8 @@ def test_a_config_json_that_names_no_study_does_not_make_a_folder_a_run(tmp_path
     (tmp_path / "config.json").write_text('{"study_name": "x"}')
     with pytest.raises(UsageError, match="no nasenergy run"):
         check_folder_is_ours(tmp_path)
+
+
+def test_a_name_too_long_to_look_up_is_one_line(tmp_path, fake_env, capsys):
+    assert _search(tmp_path / ("x" * 300)) == 2
+    assert "File name too long" in _one_error_line(capsys)

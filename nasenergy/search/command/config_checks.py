@@ -20,7 +20,7 @@ from nasenergy.search.command.config_fields import SearchSettings
 from nasenergy.search.command.config_values import check_choice, parse_search_metric
 from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
-from nasenergy.search.command.run_folder import check_folder_is_ours, check_name_encodes
+from nasenergy.search.command.run_folder import check_folder_is_ours, check_folder_name
 from nasenergy.search.command.study_identity import resolved_study_name, run_folder, study_defining
 from search_spaces import dataset_names, space_names
 
@@ -133,9 +133,7 @@ def check_settings(settings: SearchSettings) -> None:
         if not Path(settings.profile).is_file():
             raise DataNotFoundError(f"--profile: {settings.profile} is not a file")
     folder = run_folder(settings)
-    check_name_encodes(folder)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"--out: {folder} exists and is not a folder")
+    check_folder_name(folder)
 
 
 def check_run_folder(config: SearchSettings) -> None:

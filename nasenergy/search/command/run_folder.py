@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from nasenergy.errors import UsageError
@@ -24,17 +25,26 @@ SYSTEM_FOLDERS: frozenset[str] = frozenset({
 """Folders no run may take, resolved (their subfolders may)."""
 
 
-def check_name_encodes(folder: Path) -> None:
-    """Refuse a folder name that is not valid UTF-8 (the run's files name their folder as text).
+def check_folder_name(folder: Path) -> None:
+    """Refuse a run folder name that is not valid UTF-8 (the run's files name their folder as
+    text), that the system cannot look up (too long, a loop of links), or that names a file.
 
     Raises:
-        UsageError: the name holds bytes that are not UTF-8.
+        UsageError: the name holds bytes that are not UTF-8, cannot be looked up, or is a file's.
     """
     try:
         str(folder).encode("utf-8")
     except UnicodeEncodeError:
         shown = os.fsencode(folder).decode("utf-8", "backslashreplace")
         raise UsageError(f"--out: {shown} is not a valid UTF-8 name; name a folder in UTF-8") from None
+    try:
+        is_folder = stat.S_ISDIR(folder.stat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # created later (a file on the way is refused then, in one line)
+    except OSError as exc:
+        raise UsageError(f"--out: {folder}: {exc.strerror or exc}") from None
+    if not is_folder:
+        raise UsageError(f"--out: {folder} exists and is not a folder")
 
 
 def _names_a_study(config_file: Path) -> bool:
