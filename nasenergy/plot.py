@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nasenergy._cli import OneLineParser, run_main
-from nasenergy.errors import UsageError
+from nasenergy.errors import UsageError, writing
 from nasenergy.quality import DeployRegion
 from nasenergy.run.files import load_run
 from nasenergy.run.plots import (
@@ -93,8 +93,10 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
         OutputError: a figure cannot be written (a read-only place, a full disk).
     """
     check_distinct(run_dirs)
-    if out is not None and out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file, not a folder")
+    if out is not None:
+        with writing(out):
+            if out.exists() and not out.is_dir():
+                raise UsageError(f"--out {out} is a file, not a folder")
     records = [load_run(d) for d in run_dirs]
     written: list[Path] = []
     for rec in records:
@@ -112,7 +114,10 @@ def check_distinct(run_dirs: Sequence[str | Path]) -> None:
     """
     seen: dict[Path, str | Path] = {}
     for d in run_dirs:
-        key = Path(d).expanduser().resolve()
+        try:
+            key = Path(d).expanduser().resolve()
+        except (OSError, RuntimeError) as exc:  # a name too long, a loop of links
+            raise UsageError(f"run folder {d}: {exc}") from None
         if key in seen:
             raise UsageError(f"run folder {d} is given twice (also as {seen[key]}); name each run once")
         seen[key] = d

@@ -194,3 +194,12 @@ def test_an_out_that_is_a_file_or_unwritable_is_one_line(tmp_path, capsys, monke
     monkeypatch.setattr(Figure, "savefig", read_only)
     assert plot.main([str(runs[0])]) == 2
     assert capsys.readouterr().err.endswith(": Read-only file system\n")
+
+
+def test_names_too_long_to_look_up_are_one_line(tmp_path, capsys):
+    long_name = tmp_path / ("x" * 300)
+    run = _write_run(tmp_path / "runs" / "a1", 1)
+    for argv in ([str(long_name)], [str(run), "--out", str(long_name / "figures")]):
+        assert plot.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "File name too long" in err and err.count("\n") == 1, err

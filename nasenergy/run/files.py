@@ -252,7 +252,11 @@ def load_run(run_dir: str | Path) -> RunRecord:
         UsageError: a file that is malformed, with a one-line message naming it.
     """
     d = Path(run_dir)
-    if not d.is_dir():
+    try:
+        found = d.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise UsageError(f"run folder {d}: {exc.strerror or exc}") from None
+    if not found:
         raise DataNotFoundError(f"run folder {d} does not exist")
     rows = read_candidates(d / CANDIDATES_CSV)
     config = _read_json(d / CONFIG_JSON)
