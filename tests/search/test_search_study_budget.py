@@ -271,3 +271,14 @@ def test_claims_copied_from_a_larger_run_take_the_study_s_budget(finished, tmp_p
     with sqlite3.connect(finished / "claims.sqlite") as conn:
         assert conn.execute("SELECT budget FROM nasenergy_studies").fetchone()[0] == BUDGET
         assert conn.execute("SELECT count(*) FROM nasenergy_cells WHERE status = 'done'").fetchone()[0] == BUDGET
+
+
+@pytest.mark.parametrize("loss", ["delete", "empty"])
+def test_a_lost_journal_is_refused_while_the_claims_remember_its_evaluations(finished, loss, capsys):
+    journal = finished / "study.journal"
+    journal.unlink() if loss == "delete" else journal.write_bytes(b"")
+    before = (finished / "candidates.csv").read_text()
+    capsys.readouterr()
+    assert _search(finished) == 2
+    assert "holds no trial, but the claims remember" in _one_error_line(capsys)
+    assert (finished / "candidates.csv").read_text() == before  # the run's files are kept

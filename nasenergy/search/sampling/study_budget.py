@@ -87,6 +87,25 @@ def check_study_budget(study: Study, *, budget: int, settings: Mapping[str, Any]
         )
 
 
+def check_study_not_lost(study: Study, *, claimed_done: int, where: str) -> None:
+    """Refuse a study that holds no trial while the claims remember finished evaluations: its
+    storage was deleted or emptied, and starting again would overwrite the run's files.
+
+    Args:
+        study: the run's study, loaded.
+        claimed_done: the evaluations the claims hold as done.
+        where: the storage as a message names it.
+
+    Raises:
+        StudyRecordError: the study is empty and ``claimed_done`` is not.
+    """
+    if claimed_done and not study.get_trials(deepcopy=False):
+        raise StudyRecordError(
+            f"{where} holds no trial, but the claims remember {claimed_done} full evaluation(s): the study was "
+            "deleted or emptied; restore it from a copy, or start a new run (another --out or --study-name)"
+        )
+
+
 def recorded_budget(study: Study) -> int | None:
     """The budget the study keeps (`BUDGET_ATTR`), or ``None`` (a study made before it kept one)."""
     value = study.user_attrs.get(BUDGET_ATTR)

@@ -50,6 +50,7 @@ from nasenergy.search.sampling.study import (
 from nasenergy.search.sampling.study_budget import (
     SETTINGS_ATTR,
     check_study_budget,
+    check_study_not_lost,
     evaluations_of,
     record_budget,
     recorded_budget,
@@ -180,6 +181,7 @@ def run_search(
             # and settings from it; a shared database keeps both in one place and checks them again
             claims.ensure_study(config.budget, config.study_defining(),
                                 from_study=exclusive and recorded_budget(study) is not None)
+            check_study_not_lost(study, claimed_done=claims.status().done, where=spec.display)
             study.set_user_attr(SETTINGS_ATTR, config.study_defining())
             record_budget(study, config.budget)
             if boards is not None:
