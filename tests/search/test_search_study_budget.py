@@ -282,3 +282,31 @@ def test_a_lost_journal_is_refused_while_the_claims_remember_its_evaluations(fin
     assert _search(finished) == 2
     assert "holds no trial, but the claims remember" in _one_error_line(capsys)
     assert (finished / "candidates.csv").read_text() == before  # the run's files are kept
+
+
+def test_a_claims_database_that_fails_mid_run_is_one_line_and_the_resume_keeps_the_budget(tmp_path, fake_env,
+                                                                                         capsys, monkeypatch):
+    """A full disk under claims.sqlite (SQLite's 'database or disk is full'): exit 1, one line."""
+    import sqlite3 as dbapi
+
+    import sqlalchemy as sa
+
+    from nasenergy.search.storage.claim_ledger import ClaimLedger
+
+    real_finish, calls = ClaimLedger.finish, [0]
+
+    def finish(self, *args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 3:
+            raise sa.exc.OperationalError("UPDATE nasenergy_cells", {}, dbapi.OperationalError(
+                "database or disk is full"))
+        return real_finish(self, *args, **kwargs)
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(ClaimLedger, "finish", finish)
+    status = _search(out)
+    monkeypatch.setattr(ClaimLedger, "finish", real_finish)
+    line = _one_error_line(capsys)
+    assert status == 1 and "claims.sqlite: OperationalError: database or disk is full" in line
+    assert _search(out) == 0
+    assert _evaluated(out) == BUDGET

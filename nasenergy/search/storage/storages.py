@@ -61,6 +61,11 @@ class StorageSpec:
         """Whether workers on other machines may join (a server database, not a local file)."""
         return self.kind == "rdb" and not self.location.startswith("sqlite")
 
+    @property
+    def claims_display(self) -> str:
+        """Where the claims live, safe to print: the run folder's claims file, or the database."""
+        return self.claims_url.removeprefix("sqlite:///") if self.kind == "journal" else self.display
+
     def dashboard_command(self) -> str:
         """The optuna-dashboard command that opens this storage (shell-quoted)."""
         return f"optuna-dashboard {shlex.quote(self.display)}"

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
+
 from nasenergy.run import files as run_files
 from nasenergy.run import trial_record as tr
 from nasenergy.run.objectives import objectives_for
@@ -57,7 +59,7 @@ from nasenergy.search.sampling.study_budget import (
 )
 from nasenergy.search.storage.claims import ClaimStore
 from nasenergy.search.storage.credentials import has_password, make_private, mask_argv, mask_text, password_of
-from nasenergy.search.storage.db_retry import DbRetry
+from nasenergy.search.storage.db_retry import DbRetry, database_failure
 from nasenergy.search.storage.locks import RunFolderLock
 from nasenergy.search.storage.sqlite_files import check_claims_file
 from nasenergy.search.storage.storages import (
@@ -141,7 +143,21 @@ def run_search(
     Raises:
         NasEnergyError: bad settings, a study that disagrees with them, an unreachable storage,
             or a run folder in use.
+        DatabaseFailedError: a database error no retry mends (a full disk, a damaged file).
     """
+    try:
+        return _run_search(config, components_factory=components_factory, resume_command=resume_command)
+    except sa.exc.SQLAlchemyError as exc:  # one the retries did not mend: a full disk, a damaged file
+        raise database_failure(exc, resolve_storage(config.storage, config.out_dir).claims_display) from None
+
+
+def _run_search(
+    config: SearchConfig,
+    *,
+    components_factory: ComponentsFactory,
+    resume_command: str | None,
+) -> RunSummary:
+    """`run_search` without its translation of database errors."""
     config.validate()
     check_run_folder(config)
     out = config.out_dir
