@@ -1,7 +1,10 @@
+import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from nasenergy.proxies.cli import main
 
@@ -37,11 +40,6 @@ def test_help_bad_flags_and_bad_archs():
         p = _run(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert p.stderr.count("\n") == 1 and p.stderr.startswith("error:"), (args, p.stderr)
-
-
-import gzip  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.parametrize("flags", [
