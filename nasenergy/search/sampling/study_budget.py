@@ -11,8 +11,9 @@ study proves is restored into it at every start (`nasenergy.search.storage.claim
 study keeps its own budget (`BUDGET_ATTR`), which a lost ledger cannot take with it.
 
 A study that cannot say what it spent (a ``COMPLETE`` trial without its outcome: records out of
-order or lost), that holds more evaluations than the budget asked, or whose budget or settings
-differ from those asked is refused (`check_study_budget`).
+order or lost), that holds more evaluations than the budget asked, that was made with other
+settings or a larger budget (a larger budget asked extends it) is refused (`check_study_budget`),
+and so is an empty study while the claims remember evaluations (`check_study_not_lost`).
 """
 
 from __future__ import annotations
