@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from typing import Any, TextIO
 
 from nasenergy import __version__
 from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, run_main
-from nasenergy.errors import UsageError
+from nasenergy.errors import OutputError, UsageError, writing
 from nasenergy.oracles import tables
 from nasenergy.oracles.cache import cache_dir, cache_file, install, installed
 from nasenergy.oracles.embedded import embedded_dir
@@ -75,7 +76,24 @@ def _progress(stream: TextIO) -> Any:
     return report
 
 
+def check_cache_dir(folder: Path) -> None:
+    """Make sure the benchmark can be installed in ``folder`` before any source is read: create it
+    if missing; refuse a file in its place, or a folder that cannot be written.
+
+    Raises:
+        UsageError: a file stands where the folder should be.
+        OutputError: the folder cannot be created or written.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--cache-dir {folder} is a file, not a folder")
+    with writing(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {folder}: Permission denied")
+
+
 def _cmd_import(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    check_cache_dir(cache_dir(args.cache_dir))
     started = time.perf_counter()
     result = install(args.source, space_name=args.space, directory=args.cache_dir,
                      workers=args.workers, progress=_progress(err), force=args.force, partial=args.partial)
@@ -116,11 +134,11 @@ def _cmd_info(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps({"cache_dir": str(folder), "benchmarks": [
             {"path": str(b.path), "size_bytes": b.size_bytes, "space": b.space_name,
              "provenance": b.provenance, "coverage": b.coverage} for b in found]}, indent=1) + "\n")
-        return 0 if found else 1
-    if not found:
-        err.write(f"error: no benchmark installed in {folder}; the search uses the embedded benchmark "
-                  f"({embedded_dir()}); {GET_A_BENCHMARK}\n")
-        return 1
+        return 0
+    if not found:  # a fresh install: nothing is wrong, searches use the embedded tables
+        out.write(f"no benchmark installed in {folder}: searches use the embedded benchmark tables "
+                  f"({embedded_dir()}), which need nothing more; for another benchmark, {GET_A_BENCHMARK}\n")
+        return 0
     for bench in found:
         prov = bench.provenance
         out.write(f"{bench.space_name}: {bench.path} ({_human_bytes(bench.size_bytes)})\n")
@@ -267,6 +285,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     def body() -> int:
         if args.command == "import" and args.workers is not None and args.workers < 1:
             raise UsageError("--workers must be at least 1")
+        if getattr(args, "cache_dir", None) is not None and not args.cache_dir.strip():
+            raise UsageError("--cache-dir: expected a folder, got '' (it would mean the current folder)")
         return args.run(args, out, err)
 
     return run_main(body, err=err)

@@ -19,10 +19,12 @@ __all__ = [
     "CandidateError",
     "DataNotFoundError",
     "NasEnergyError",
+    "OutputError",
     "UsageError",
     "first_line",
     "malformed_input",
     "typed_first_line",
+    "writing",
 ]
 
 MALFORMED_INPUT_ERRORS: tuple[type[Exception], ...] = (
@@ -44,6 +46,21 @@ class CandidateError(NasEnergyError):
     or a figure a benchmark lacks for one network is recorded as that candidate's ``failed``
     outcome and the search goes on; every other `NasEnergyError` stops the run.
     """
+
+
+class OutputError(UsageError):
+    """A file a command was asked to write cannot be written there (a read-only place, a file
+    where a folder is expected, a full disk, a file type the writer does not know)."""
+
+
+@contextmanager
+def writing(path: object) -> Iterator[None]:
+    """Turn an `OSError` raised while writing ``path`` into `OutputError` with one line:
+    ``cannot write <path>: <reason>``."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or first_line(exc)}") from None
 
 
 def first_line(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 
 from nasenergy import __version__
 from nasenergy._cli import OneLineParser, add_version, run_main
-from nasenergy.errors import UsageError
+from nasenergy.errors import UsageError, writing
 from nasenergy.quality import DeployRegion
 from nasenergy.run.files import load_run
 from nasenergy.run.plots import (
@@ -90,8 +90,15 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
 
     Raises:
         DataNotFoundError: a run folder or its candidates file is missing.
-        UsageError: the runs have different objectives.
+        UsageError: the runs have different objectives, a run is given twice, a run file is
+            malformed, or ``out`` is a file.
+        OutputError: a figure cannot be written (a read-only place, a full disk).
     """
+    check_distinct(run_dirs)
+    if out is not None:
+        with writing(out):
+            if out.exists() and not out.is_dir():
+                raise UsageError(f"--out {out} is a file, not a folder")
     records = [load_run(d) for d in run_dirs]
     written: list[Path] = []
     for rec in records:
@@ -99,6 +106,23 @@ def plot_runs(run_dirs: Sequence[str | Path], out: Path | None = None) -> list[P
     if len(records) > 1:
         written += compare_runs(records, out or comparison_folder([r.run_dir for r in records]))
     return written
+
+
+def check_distinct(run_dirs: Sequence[str | Path]) -> None:
+    """Refuse a run folder given twice (under any spelling): a median over seeds of one run.
+
+    Raises:
+        UsageError: two arguments name the same folder.
+    """
+    seen: dict[Path, str | Path] = {}
+    for d in run_dirs:
+        try:
+            key = Path(d).expanduser().resolve()
+        except (OSError, RuntimeError) as exc:  # a name too long, a loop of links
+            raise UsageError(f"run folder {d}: {exc}") from None
+        if key in seen:
+            raise UsageError(f"run folder {d} is given twice (also as {seen[key]}); name each run once")
+        seen[key] = d
 
 
 def compare_runs(records: Sequence[RunView], out: Path) -> list[Path]:

@@ -65,8 +65,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"how --dvfs picks the clock (default {MIN_ENERGY})")
     p.add_argument("--max-slowdown", type=float,
                    help="with --dvfs-mode bounded-slowdown: largest throughput loss, a fraction")
-    p.add_argument("--png", type=Path, help="with --dvfs: save the curve as this PNG")
+    p.add_argument("--png", type=_png_arg, help="with --dvfs: save the curve as this PNG (a name ending in .png)")
     return p
+
+
+def _png_arg(text: str) -> Path:
+    """An argparse type for ``--png``: a file name ending in ``.png``."""
+    path = Path(text)
+    if not text.strip() or path.suffix.lower() != ".png" or not path.stem:
+        raise argparse.ArgumentTypeError(f"expected a file name ending in .png, got {text!r}")
+    return path
+
+
+def check_png_place(png: Path) -> None:
+    """Refuse, before any measurement, a ``--png`` whose folder is missing or is a file, or that
+    names a folder.
+
+    Raises:
+        UsageError: the PNG cannot be written there.
+    """
+    folder = png.parent
+    if not folder.is_dir():
+        raise UsageError(f"--png {png}: {folder} is not a folder")
+    if png.is_dir():
+        raise UsageError(f"--png {png} is a folder; name a file")
 
 
 def _fmt(value: float | None, fmt: str, unit: str = "") -> str:
@@ -205,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--batch-size must be a positive integer, got {args.batch_size}")
     if args.png is not None and not args.dvfs:
         raise UsageError("--png needs --dvfs")
+    if args.png is not None:
+        check_png_place(args.png)
     if args.max_slowdown is not None and not 0 < args.max_slowdown < 1:
         raise UsageError(f"--max-slowdown must be a fraction between 0 and 1, got {args.max_slowdown}")
     if args.profile is not None and args.hardware != AUTO and not _reads_profile(args.hardware):

@@ -55,7 +55,9 @@ def test_import_of_the_official_fixture(tmp_path: Path) -> None:
     ("argv", "code", "needle"),
     [
         (["import", "/nonexistent/bench"], 2, "does not exist"),
-        (["info", "--cache-dir", "{tmp}"], 1, "no benchmark installed"),
+        (["import", "{tmp}", "--cache-dir", ""], 2, "expected a folder"),  # was: the current folder
+        (["import", "{tmp}", "--cache-dir", "{tmp}/a_file"], 2, "is a file, not a folder"),
+        (["import", "{tmp}", "--cache-dir", "{tmp}/a_file/sub"], 2, "cannot write"),
         (["build-embedded", "--shared-data", "{tmp}/none"], 2, "is not a folder"),
         (["build-embedded", "--shared-data", "{tmp}", "--out", "{tmp}/out"], 2, "lacks nats_tss_first1000"),
         (["query", "|bad|", "--benchmark", "{fixture}"], 2, "error: "),
@@ -67,6 +69,7 @@ def test_import_of_the_official_fixture(tmp_path: Path) -> None:
 def test_bad_input_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv, code, needle) -> None:
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
     fixture = "nats_bench_fixture/fake_torch_dir"
+    (tmp_path / "a_file").write_text("mine\n")
     argv = [a.format(tmp=tmp_path, fixture=shared_file(fixture) if "{fixture}" in a else "") for a in argv]
     got, out, err = run(*argv)
     assert got == code
@@ -80,8 +83,8 @@ def test_query_without_an_installed_benchmark_uses_the_embedded_one(tmp_path: Pa
     assert code == 0, err
     assert out.startswith("embedded tss benchmark") and "search: 63.364% on cifar10 x-valid after 12 epochs" in out
     assert "report: 85.863% on cifar10 ori-test after 200 epochs" in out
-    code, _, err = run("info", "--cache-dir", str(tmp_path))
-    assert code == 1 and "uses the embedded benchmark" in err
+    code, out, err = run("info", "--cache-dir", str(tmp_path))
+    assert code == 0 and "use the embedded benchmark" in out and not err
 
 
 def test_query_takes_the_architecture_as_the_other_commands_do(tmp_path: Path) -> None:
@@ -180,11 +183,42 @@ def test_import_help_warns_that_nats_bench_files_are_pickles() -> None:
     assert "are Python pickles" in text and "trusted source" in text and "--force" in text
 
 
-def test_info_with_nothing_installed_exits_non_zero(tmp_path: Path) -> None:
+def test_info_with_nothing_installed_says_so_and_exits_0(tmp_path: Path) -> None:
+    """A fresh install works (searches use the embedded tables): info says so on stdout, status 0."""
     import os
 
     env = {**os.environ, "NASENERGY_HOME": str(tmp_path / "empty"), "TORCH_HOME": str(tmp_path / "torch")}
     done = subprocess.run([sys.executable, "-m", "nasenergy.benchmark", "info"], capture_output=True, text=True,
                           env=env, cwd=Path(__file__).resolve().parents[1])
-    assert done.returncode != 0 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and "no benchmark installed" in done.stderr
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.count("\n") == 1 and "no benchmark installed" in done.stdout
+    assert "searches use the embedded benchmark tables" in done.stdout
+    assert run("info", "--json", "--cache-dir", str(tmp_path / "empty"))[0] == 0
+
+
+def test_an_unwritable_cache_dir_is_refused_before_the_source_is_read(tmp_path: Path, monkeypatch) -> None:
+    """A read-only place (root ignores permissions, so ``os.access`` stands in for one here)."""
+    import os
+
+    from nasenergy import benchmark
+
+    real_access = os.access
+    monkeypatch.setattr(benchmark.os, "access",
+                        lambda path, mode: False if Path(path) == tmp_path / "ro" else real_access(path, mode))
+    (tmp_path / "ro").mkdir()
+    code, out, err = run("import", "/nonexistent/bench", "--cache-dir", str(tmp_path / "ro"))
+    assert code == 2 and err == f"error: cannot write {tmp_path / 'ro'}: Permission denied\n"
+
+
+def test_a_write_that_fails_leaves_one_line_and_the_installed_file(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from nasenergy.oracles import cache
+
+    def full_disk(data, target):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache, "save_benchmark", full_disk)
+    table = shared_file("nats_official_3arch_records__nats_bench_fixture.csv")
+    code, out, err = run("import", str(table), "--partial", "--cache-dir", str(tmp_path))
+    assert code == 2 and err.startswith("error: cannot write ") and err.endswith(": No space left on device\n")

@@ -163,3 +163,43 @@ def test_the_command_writes_png_and_pdf_to_out_and_nothing_into_the_current_fold
     assert not list(here.iterdir())
     printed = capsys.readouterr().out
     assert str(out / plot.COMPARISON_PNG) in printed and str(out / plot.FINAL_PNG) in printed
+
+
+def test_the_same_run_twice_is_refused(tmp_path, capsys):
+    """Two spellings of one folder would make a "median over seeds" of one run."""
+    run = _write_run(tmp_path / "runs" / "a1", 1)
+    assert plot.main([str(run), str(tmp_path / "runs" / ".." / "runs" / "a1")]) == 2
+    err = capsys.readouterr().err
+    assert "given twice" in err and err.count("\n") == 1
+
+
+def test_an_out_that_is_a_file_or_unwritable_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    runs = [_write_run(tmp_path / "runs" / f"a{s}", s) for s in (1, 2)]
+    a_file = tmp_path / "a_file"
+    a_file.write_text("mine\n")
+    assert plot.main([*map(str, runs), "--out", str(a_file)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert plot.main([str(runs[0]), "--out", str(a_file / "sub")]) == 2  # a file where a folder is expected
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot write ") and err.count("\n") == 1
+    assert a_file.read_text() == "mine\n"
+
+    from matplotlib.figure import Figure
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(Figure, "savefig", read_only)
+    assert plot.main([str(runs[0])]) == 2
+    assert capsys.readouterr().err.endswith(": Read-only file system\n")
+
+
+def test_names_too_long_to_look_up_are_one_line(tmp_path, capsys):
+    long_name = tmp_path / ("x" * 300)
+    run = _write_run(tmp_path / "runs" / "a1", 1)
+    for argv in ([str(long_name)], [str(run), "--out", str(long_name / "figures")]):
+        assert plot.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "File name too long" in err and err.count("\n") == 1, err

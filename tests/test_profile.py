@@ -56,6 +56,9 @@ def test_json_output(recorded_args, capsys):
         (["--precision", "fp32"], "no record of"),
         (["--dvfs-mode", "fastest"], "invalid choice"),
         (["--dvfs", "--max-slowdown", "2"], "--max-slowdown must be a fraction"),
+        (["--dvfs", "--png", ""], "expected a file name ending in .png"),  # was: '.png' in the current folder
+        (["--dvfs", "--png", "curve.svg"], "expected a file name ending in .png"),
+        (["--dvfs", "--png", "/nonexistent-folder/c.png"], "is not a folder"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(recorded_args, capsys, extra, needle):
@@ -302,3 +305,26 @@ def test_profile_is_only_for_a_meter_that_reads_one(toy_meters, tmp_path, capsys
     assert _exit_status(["--hardware", "toy-arch", "--profile", str(tmp_path / "p.csv"), "--arch",
                          str(search_spaces.get_space("tss").arch_at(0))]) == 2
     assert "--profile is for --hardware recorded" in capsys.readouterr().err
+
+
+def test_a_png_that_cannot_be_written_is_one_line(tmp_path, capsys, monkeypatch):
+    """A read-only place or a full disk: ``cannot write <png>: <reason>``, exit 2, no traceback."""
+    import errno
+
+    from matplotlib.figure import Figure
+
+    from nasenergy.testing import FakeMeter, write_fake_profile
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", full_disk)
+    space = search_spaces.get_space("tss")
+    arch = space.canonical(space.arch_at(99))
+    path = write_fake_profile(tmp_path / "h.csv", [arch], space=space,
+                              meter=FakeMeter(device_name="NVIDIA H200 (synthetic)"))
+    png = tmp_path / "curve.png"
+    assert profile.main(["--hardware", "recorded", "--profile", str(path), "--arch", str(arch), "--dvfs",
+                         "--png", str(png)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: cannot write {png}: No space left on device\n"

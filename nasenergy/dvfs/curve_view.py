@@ -20,6 +20,7 @@ from nasenergy.dvfs.measurement_clock import (candidate_clocks, measurement_obse
 from nasenergy.dvfs.model import DvfsModel, WorkloadObservation
 from nasenergy.dvfs.params import GpuDvfsParams
 from nasenergy.dvfs.points import MIN_ENERGY, OptimalClock
+from nasenergy.errors import writing
 from nasenergy.measurement import Measurement
 
 __all__ = ["show_curve"]
@@ -150,5 +151,8 @@ def _plot(f: np.ndarray, e: np.ndarray, thr: np.ndarray, opt: OptimalClock, path
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper center")
     ax.set_title(textwrap.fill(title, 90), fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with writing(path):
+            fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -181,7 +181,7 @@ class CVPlusRegressor:
         models, oof = [], np.empty(n)
         for f in range(k):
             held = fold_of == f
-            model = make_estimator(self.estimator, self.params, self.seed + f)
+            model = make_estimator(self.estimator, self.params, (self.seed + f) % 2**32)
             model.fit(X[~held], y[~held])
             oof[held] = model.predict(X[held])
             models.append(model)

@@ -13,12 +13,14 @@ import copy
 import math
 import platform
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from nasenergy.errors import UsageError
 from nasenergy.hardware.flops import count_model
-from nasenergy.hardware.meter import check_request, repeat_stats
+from nasenergy.hardware.meter import MeterError, check_request, repeat_stats
 from nasenergy.hardware.peaks import (
     PeakCache,
     PeakKey,
@@ -45,6 +47,18 @@ def cpu_name() -> str:
                 break
     model = model or platform.processor() or platform.machine() or "unknown"
     return f"cpu: {model} ({torch.get_num_threads()} threads)"
+
+
+@contextmanager
+def _out_of_memory(batch_size: int) -> Iterator[None]:
+    """Turn the CPU running out of memory (torch's "can't allocate memory", a `MemoryError`) into
+    a `MeterError` of one line."""
+    try:
+        yield
+    except (MemoryError, RuntimeError) as exc:
+        if not isinstance(exc, MemoryError) and "allocate" not in str(exc):
+            raise
+        raise MeterError(f"out of memory at batch size {batch_size} on the CPU; try a smaller batch size") from None
 
 
 class CpuMeter:
@@ -98,7 +112,7 @@ class CpuMeter:
         count = count_model(model, shape)
         dtype = dtype_of(precision)
         fmt = torch.channels_last if channels_last else torch.contiguous_format
-        with precision_flags(precision), torch.inference_mode():
+        with precision_flags(precision), torch.inference_mode(), _out_of_memory(batch_size):
             net = copy.deepcopy(model).eval().to("cpu", dtype, memory_format=fmt)  # type: ignore[call-overload]  # (stub lacks it)
             gen = torch.Generator().manual_seed(0)
             x = torch.randn((batch_size, *shape), generator=gen, dtype=dtype).contiguous(

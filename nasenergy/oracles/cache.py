@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import NasEnergyError
+from nasenergy.errors import NasEnergyError, writing
 from nasenergy.oracles.archs import SPACE_SIZES, check_space_name
 from nasenergy.oracles.checks import FRACTION_MAX, SHOWN, best_coverage, changed_values, fraction_scaled, losses
 from nasenergy.oracles.cost_model import attach_rate_model
@@ -101,6 +101,7 @@ def install(path: str | Path, *, space_name: str | None = None, directory: str |
         IncompleteBenchmarkError: without ``partial``, fewer architectures than the space holds.
         ReplaceRefusedError: without ``force``, the installed benchmark holds a metric the new
             one lacks, more architectures for some metric, or other accuracies.
+        OutputError: the file cannot be written (a read-only place, a full disk).
     """
     data = read_source(path, space_name, workers=workers, progress=progress)
     fractions = fraction_scaled(data)
@@ -119,7 +120,8 @@ def install(path: str | Path, *, space_name: str | None = None, directory: str |
     if not force:
         _refuse_replacing(target, data)
     attach_rate_model(data)
-    target = save_benchmark(data, target)
+    with writing(target):  # a read-only place, a full disk: one line, the installed file untouched
+        target = save_benchmark(data, target)
     return InstallResult(target, data, target.stat().st_size)
 
 

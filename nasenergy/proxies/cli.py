@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from nasenergy import __version__
 from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, dataset_arg, run_main
@@ -36,6 +36,27 @@ def _names(text: str) -> list[str]:
     return names
 
 
+SEED_LIMIT = 2**32
+"""Seeds are 32-bit: the batch's NumPy generator takes 0 to 2^32 - 1."""
+MAX_BATCH_SIZE = 4096
+"""The largest ``--batch-size``: 4096 ImageNet16-120 images already take a few GiB of activations."""
+
+
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a whole number from {low} to {high}, got {text!r}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m nasenergy.proxies``."""
     p = OneLineParser(prog="python -m nasenergy.proxies",
@@ -48,11 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sets input shape and classes (any spelling: cifar-10, imagenet16, ...)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--proxies", type=_names, default=None, help="comma-separated subset (default: all)")
-    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
-                   help=f"images of the data-dependent proxies (default {DEFAULT_BATCH_SIZE})")
+    p.add_argument("--batch-size", type=_int_in(2, MAX_BATCH_SIZE), default=DEFAULT_BATCH_SIZE,
+                   help=f"images of the data-dependent proxies, 2 to {MAX_BATCH_SIZE} (default {DEFAULT_BATCH_SIZE})")
     p.add_argument("--data", default=DEFAULT_DATA, choices=DATA_CHOICES, help="the input batch (default gaussian)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the batch and labels (default 0)")
-    p.add_argument("--init-seed", type=int, default=0, help="seed of the network's weights (default 0)")
+    p.add_argument("--seed", type=_int_in(0, SEED_LIMIT - 1), default=0,
+                   help="seed of the batch and labels, 0 to 2^32 - 1 (default 0)")
+    p.add_argument("--init-seed", type=_int_in(0, SEED_LIMIT - 1), default=0,
+                   help="seed of the network's weights, 0 to 2^32 - 1 (default 0)")
     p.add_argument("--recorded", action="store_true", help="read the recorded table instead of computing")
     p.add_argument("--table", default=None, help="recorded table CSV (default: the shipped one)")
     p.add_argument("--no-warm-up", action="store_true",

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import DataNotFoundError, UsageError
+from nasenergy.errors import DataNotFoundError, UsageError, malformed_input, typed_first_line
 from nasenergy.proxies.compute import ProxyReport
 from nasenergy.proxies.registry import proxy_kind
 from nasenergy.proxies.result import ProxyResult
@@ -77,12 +77,15 @@ def read_rows(path: Path) -> list[dict[str, str]]:
     if not path.is_file():
         raise DataNotFoundError(f"no proxy table at {path}")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in TABLE_COLUMNS if c not in (reader.fieldnames or ())]
-        if missing:
-            raise UsageError(f"{path}: not a proxy table (missing columns {', '.join(missing)})")
-        return [r for r in reader if None not in r and all(r.get(c) is not None for c in TABLE_COLUMNS)]
+    try:
+        with opener(path, "rt", newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in TABLE_COLUMNS if c not in (reader.fieldnames or ())]
+            if missing:
+                raise UsageError(f"{path}: not a proxy table (missing columns {', '.join(missing)})")
+            return [r for r in reader if None not in r and all(r.get(c) is not None for c in TABLE_COLUMNS)]
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:  # binary, a cut gzip stream, bad bytes
+        raise UsageError(f"{path} is not a readable proxy table: {typed_first_line(exc)}") from None
 
 
 def _reasons(text: str) -> dict[str, str]:
@@ -106,8 +109,9 @@ class ProxyTable:
         self.space = space
         self.name = name
         self._rows: dict[tuple[str, int], Mapping[str, str]] = {}
-        for r in rows:
-            self._rows.setdefault((r["dataset"], int(r["arch_index"])), r)
+        with malformed_input(UsageError, name):
+            for r in rows:
+                self._rows.setdefault((r["dataset"], int(r["arch_index"])), r)
 
     @classmethod
     def read(cls, space: SearchSpace, path: str | Path | None = None) -> ProxyTable:
@@ -157,6 +161,10 @@ class ProxyTable:
     def report(self, arch: Arch | str, dataset: str = "cifar10") -> ProxyReport:
         """The recorded proxies of `arch` on `dataset` as a `ProxyReport` (``source = "recorded"``)."""
         r = self.row(arch, dataset)
+        with malformed_input(UsageError, f"{self.name}, row of {self.space.parse(arch)} on {dataset}"):
+            return self._report(r, arch, dataset)
+
+    def _report(self, r: Mapping[str, str], arch: Arch | str, dataset: str) -> ProxyReport:
         why = _reasons(r.get("reason", ""))
         results = []
         for name in TABLE_PROXIES:

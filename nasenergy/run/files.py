@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import DataNotFoundError, UsageError, first_line
+from nasenergy.errors import DataNotFoundError, UsageError, first_line, writing
 from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.run.candidate_schema import CANDIDATE_COLUMNS
 from nasenergy.run.front import RunFront
 from nasenergy.run.objectives import OBJECTIVES, SearchObjective, objectives_for, points_of
 from nasenergy.run.outcomes import OUTCOMES
 from nasenergy.run.record import CandidateRecord
+from search_spaces import dataset_names, space_names
 
 PRIVATE_FILE_MODE = 0o600
 """The mode of a file only its owner may read (a run's files that name a storage with a password)."""
@@ -137,14 +138,23 @@ def write_text_atomic(path: Path, text: str, *, private: bool = False) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (readers never see half).
 
     With ``private``, the file is readable and writable by its owner only (mode 0600) from the
-    moment it exists."""
+    moment it exists.
+
+    Raises:
+        OutputError: the file cannot be written (its old content, if any, is kept).
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
-    with os.fdopen(fd, "w") as f:
-        if private:
-            os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
-        f.write(text)
-    tmp.replace(path)
+    with writing(path):  # a full disk, a read-only place: one line; the file keeps its old content
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE if private else 0o666)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                if private:
+                    os.fchmod(f.fileno(), PRIVATE_FILE_MODE)  # a left-over temporary file keeps its old mode
+                f.write(text)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
@@ -167,20 +177,26 @@ def read_candidates(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise DataNotFoundError(f"{path} does not exist")
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            if "trial_number" not in header or "outcome" not in header:
-                raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
-            return [_typed_row(path, reader.line_num, row) for row in reader]
+        text = path.read_text(encoding="utf-8")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        if "trial_number" not in header or "outcome" not in header:
+            raise UsageError(f"{path} is not a nasenergy candidates file (no trial_number/outcome column)")
+        rows = [_typed_row(path, reader.line_num, row) for row in reader]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise UsageError(f"{path} is not a readable CSV file: {type(exc).__name__}: {first_line(exc)}") from None
+    if not text.endswith("\n"):  # every line is written whole, ending in a line break
+        raise UsageError(f"{path}: its last line is cut short (no line end); run the search command again to "
+                         "rebuild the run's files from its study")
+    return rows
 
 
 def _typed_row(path: Path, line: int, row: dict[str | None, Any]) -> dict[str, Any]:
     """One candidates row, typed; raises `UsageError` naming the line and column."""
     if None in row:
         raise UsageError(f"{path}, line {line}: more fields than the header has")
+    if any(value is None for value in row.values()):
+        raise UsageError(f"{path}, line {line}: fewer fields than the header has (a row cut short)")
     typed = {}
     for column, text in row.items():
         kind = CANDIDATE_COLUMNS.get(str(column), "str")
@@ -219,6 +235,13 @@ def _check_config(path: Path, config: dict[str, Any]) -> None:
     name = config.get("study_name")
     if name is not None and not isinstance(name, str):
         raise UsageError(f"{path}: study_name must be text")
+    if "space" in config and config["space"] not in space_names():
+        raise UsageError(f"{path}: space {config['space']!r} is none of {', '.join(space_names())}")
+    if "dataset" in config and config["dataset"] not in dataset_names():
+        raise UsageError(f"{path}: dataset {config['dataset']!r} is none of {', '.join(dataset_names())}")
+    budget = config.get("budget")
+    if "budget" in config and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise UsageError(f"{path}: budget must be a positive whole number, got {budget!r}")
 
 
 def load_run(run_dir: str | Path) -> RunRecord:
@@ -229,7 +252,11 @@ def load_run(run_dir: str | Path) -> RunRecord:
         UsageError: a file that is malformed, with a one-line message naming it.
     """
     d = Path(run_dir)
-    if not d.is_dir():
+    try:
+        found = d.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise UsageError(f"run folder {d}: {exc.strerror or exc}") from None
+    if not found:
         raise DataNotFoundError(f"run folder {d} does not exist")
     rows = read_candidates(d / CANDIDATES_CSV)
     config = _read_json(d / CONFIG_JSON)

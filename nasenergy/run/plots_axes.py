@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasenergy.errors import writing
 from nasenergy.objectives import SearchObjective
 
 if TYPE_CHECKING:
@@ -33,12 +34,17 @@ def _figure(width_in: float, height_in: float) -> "Figure":
 def _save(fig: "Figure", path: Path, small_print: str = "") -> Path:
     """Write ``path`` (PNG) and the same figure as a PDF beside it (a vector copy for papers);
     ``small_print`` (e.g. the study name; several lines allowed) goes in small grey type below the
-    figure, at the right."""
+    figure, at the right.
+
+    Raises:
+        OutputError: the file cannot be written there.
+    """
     if small_print:
         fig.text(0.995, 0.0, small_print, ha="right", va="top", fontsize=6, color="0.45")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
-    fig.savefig(path.with_suffix(".pdf"), bbox_inches="tight", pad_inches=0.1)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, bbox_inches="tight", pad_inches=0.1)  # keeps a legend below the axes whole
+        fig.savefig(path.with_suffix(".pdf"), bbox_inches="tight", pad_inches=0.1)
     return path
 
 

@@ -71,3 +71,15 @@ def test_dominance_filter_local_margin_option() -> None:
     loaded = DominanceFilter.from_dict(flt.to_dict())
     assert loaded.local_margin == 2.0
     assert loaded.predict_accuracy(obs[0].measurement) == flt.predict_accuracy(obs[0].measurement)
+
+
+def test_the_largest_seed_fits_every_fold():
+    """Fold f's model is seeded ``seed + f`` modulo 2^32 (scikit-learn takes 32-bit seeds)."""
+    import numpy as np
+
+    from nasenergy.filter.conformal import CVPlusRegressor
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20, 3))
+    model = CVPlusRegressor("gbr", {"n_estimators": 5}, n_folds=4, seed=2**32 - 1).fit(x, x[:, 0])
+    assert np.isfinite(model.predict_interval(x[:2], 0.1).predicted).all()

@@ -58,3 +58,19 @@ def test_repeat_stats():
     assert repeat_stats([4.0]).cv == 0.0
     with pytest.raises(ValueError):
         repeat_stats([])
+
+
+def test_a_batch_that_does_not_fit_in_memory_is_a_meter_error(meter, monkeypatch):
+    """Torch's "can't allocate memory" (a batch of 10^8 images) is one line, not a traceback."""
+    from nasenergy.hardware.meter import MeterError
+
+    def no_memory(*args, **kwargs):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           "memory: you tried to allocate 1228800000000 bytes. Error code 12")
+
+    monkeypatch.setattr(torch, "randn", no_memory)
+    with pytest.raises(MeterError, match="out of memory at batch size 100000000 on the CPU"):
+        meter.measure(_net(), (3, 8, 8), batch_size=100_000_000, precision="fp32")
+    monkeypatch.setattr(torch, "randn", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("other")))
+    with pytest.raises(RuntimeError, match="other"):  # any other error is not taken for memory
+        meter.measure(_net(), (3, 8, 8), batch_size=4, precision="fp32")

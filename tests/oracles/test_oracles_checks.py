@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nasenergy.errors import OutputError
+
 from nasenergy.oracles import CorruptBenchmarkError, MissingColumnsError, install
 from nasenergy.oracles.checks import bad_accuracies, fraction_scaled, losses, name_items
 from nasenergy.oracles.data import BenchmarkData
@@ -146,7 +148,7 @@ def test_a_failed_write_leaves_the_installed_file_and_no_temporary_file(tmp_path
         raise OSError("disk full")
 
     monkeypatch.setattr(np, "savez_compressed", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="disk full"):  # one line, not the OSError's traceback
         install(_table(tmp_path / "b.csv", 9), space_name="tss", directory=cache, partial=True)
     assert first.path.read_bytes() == before
     assert sorted(p.name for p in cache.iterdir()) == ["benchmark-tss.npz"]

@@ -1,7 +1,10 @@
+import gzip
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from nasenergy.proxies.cli import main
 
@@ -37,3 +40,35 @@ def test_help_bad_flags_and_bad_archs():
         p = _run(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert p.stderr.count("\n") == 1 and p.stderr.startswith("error:"), (args, p.stderr)
+
+
+@pytest.mark.parametrize("flags", [
+    ["--seed", "4294967296"], ["--seed", "-1"], ["--init-seed", "18446744073709551616"], ["--init-seed", "-5"],
+    ["--batch-size", "100000"], ["--batch-size", "x"],
+])
+def test_seeds_and_batch_sizes_out_of_range_are_one_line(flags, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--arch", SKIP_CELL, "--proxies", "jacov", *flags])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: argument ") and err.count("\n") == 1 and "expected a whole number" in err
+
+
+def test_a_binary_or_cut_table_is_one_line(tmp_path, capsys):
+    from nasenergy.proxies.table import default_table_path
+
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(bytes(range(256)) * 4)
+    shipped = default_table_path("tss").read_bytes()
+    cut_gz = tmp_path / "cut.csv.gz"
+    cut_gz.write_bytes(shipped[: len(shipped) // 3])
+    lines = gzip.decompress(shipped).decode().splitlines(keepends=True)
+    bad_value = tmp_path / "bad.csv"
+    header, first = lines[0], lines[1].split(",")
+    first[1] = "zero"  # an arch_index that is no number
+    bad_value.write_text(header + ",".join(first))
+    for table, needle in ((binary, "is not a readable proxy table"), (cut_gz, "is not a readable proxy table"),
+                          (bad_value, "ValueError")):
+        assert main(["--arch", SKIP_CELL, "--recorded", "--table", str(table)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err

@@ -55,3 +55,59 @@ def test_load_run_and_its_errors(tmp_path):
     assert rec.name == "s" and [o.name for o in rec.objectives] == ["accuracy", "energy"]
     assert [r["trial_number"] for r in rec.evaluated] == [1, 2, 0]
     assert json.loads((tmp_path / run_files.CONFIG_JSON).read_text())["study_name"] == "s"
+
+
+def _saved_run(tmp_path, **config):
+    run_files.write_tables(tmp_path, _rows(), objectives_for(["accuracy", "energy"]))
+    run_files.write_json(tmp_path / run_files.CONFIG_JSON,
+                         {"study_name": "s", "objectives": ["accuracy", "energy"], "space": "tss",
+                          "dataset": "cifar10", "budget": 3, **config})
+    return tmp_path
+
+
+def test_a_candidates_file_cut_mid_row_is_refused(tmp_path):
+    run = _saved_run(tmp_path)
+    path = run / run_files.CANDIDATES_CSV
+    text = path.read_text()
+    path.write_text(text[:-1])  # its line end lost: the last value may be cut short (70.418 to 70)
+    with pytest.raises(UsageError, match="last line is cut short"):
+        run_files.load_run(run)
+    cut = text.rstrip("\n").rsplit(",", 5)[0] + "\n"  # whole line, but fields missing
+    path.write_text(cut)
+    with pytest.raises(UsageError, match="fewer fields than the header"):
+        run_files.load_run(run)
+
+
+@pytest.mark.parametrize(("field", "value", "needle"), [
+    ("space", "xyz", "space 'xyz' is none of"),
+    ("dataset", "mnist", "dataset 'mnist' is none of"),
+    ("budget", 0, "budget must be a positive whole number"),
+    ("budget", "10", "budget must be a positive whole number"),
+    ("budget", True, "budget must be a positive whole number"),
+])
+def test_a_config_with_an_unknown_space_dataset_or_bad_budget_is_refused(tmp_path, field, value, needle):
+    run = _saved_run(tmp_path, **{field: value})
+    with pytest.raises(UsageError, match=needle):
+        run_files.load_run(run)
+
+
+def test_a_file_that_cannot_be_written_is_one_line_and_keeps_its_old_content(tmp_path, monkeypatch):
+    import errno
+
+    from nasenergy.errors import OutputError
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("mine\n")
+    with pytest.raises(OutputError, match="cannot write .*a_file/report.md: Not a directory"):
+        run_files.write_text_atomic(a_file / "report.md", "text")
+    target = tmp_path / "report.md"
+    target.write_text("old\n")
+
+    def full_disk(fd, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run_files.os, "fdopen", full_disk)
+    with pytest.raises(OutputError, match="No space left on device"):
+        run_files.write_text_atomic(target, "new\n")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "report.md"]  # no temporary file left

@@ -41,6 +41,13 @@ from nasenergy.search.command.cli import main
         ["--filter-yield-after", "two"],
         ["--filter-yield-top", "0"],
         ["--filter-yield-top", "1.5"],
+        ["--seed", "4294967296"],  # seeds are 32-bit
+        ["--seed", "-1"],
+        ["--lease-s", "inf"],  # a heartbeat cannot schedule an infinite lease
+        ["--lease-s", "nan"],
+        ["--lease-s", "1e9"],
+        ["--target-recall", "1e-17"],  # 1 minus it rounds to 1: no conformal level
+        ["--target-recall", "nan"],
     ],
 )
 def test_bad_flags_exit_2_with_one_line(argv, tmp_path, capsys):

@@ -60,3 +60,18 @@ def test_a_finished_study_has_no_running_trial(kind, tmp_path, fake_env, unique_
     assert not [r["trial_number"] for r in rows if r["state"] == "RUNNING"]
     report = (tmp_path / "run" / REPORT_MD).read_text()
     assert "running 0" in report and "abandoned 2" in report
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "nsga2", "random"])
+def test_a_worker_of_the_largest_seed_samples_whatever_its_rank(sampler):
+    """Worker k samples with ``seed + k`` modulo 2^32: the largest seed joins as any rank."""
+    import optuna
+
+    from nasenergy.search.sampling.study import create_or_load_study, load_worker_study
+
+    config = Config(seed=2**32 - 1, sampler=sampler, quiet=True)
+    storage = optuna.storages.InMemoryStorage()
+    create_or_load_study(config, storage)
+    for rank in (0, 1, 5):
+        study = load_worker_study(config, storage, rank=rank)
+        study.ask().suggest_int("x", 0, 3)

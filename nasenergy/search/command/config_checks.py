@@ -20,12 +20,24 @@ from nasenergy.search.command.config_fields import SearchSettings
 from nasenergy.search.command.config_values import check_choice, parse_search_metric
 from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
+from nasenergy.search.command.run_folder import check_folder_is_ours, check_folder_name
 from nasenergy.search.command.study_identity import resolved_study_name, run_folder, study_defining
 from search_spaces import dataset_names, space_names
 
 STUDY_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 """What ``--study-name`` may be: 1-100 letters, digits, ``.``, ``_`` or ``-``, starting with a
 letter or digit."""
+
+
+SEED_LIMIT = 2**32
+"""Seeds are 32-bit: NumPy's and scikit-learn's generators take 0 to 2^32 - 1 (a worker's seed
+``seed + k`` wraps around within that range)."""
+MAX_LEASE_S = 86_400.0
+"""The longest ``--lease-s``, a day (a worker silent that long is dead; an infinite lease cannot be
+scheduled)."""
+MIN_TARGET_RECALL = 1e-9
+"""The smallest ``--target-recall`` the refusal suggests (any recall whose complement is below 1
+in floating point is taken)."""
 
 
 ORACLES: tuple[str, ...] = ("benchmark", "train")
@@ -93,8 +105,11 @@ def check_settings(settings: SearchSettings) -> None:
         raise UsageError(f"--batch-size must be at least 1, got {settings.batch_size}")
     if not isinstance(settings.target_recall, (int, float)) or not 0.0 < settings.target_recall <= 1.0:
         raise UsageError(f"--target-recall must be in (0, 1], got {settings.target_recall}")
-    if settings.seed < 0:
-        raise UsageError(f"--seed must be non-negative, got {settings.seed}")
+    if not 1.0 - settings.target_recall < 1.0:  # the conformal level 1 - recall must stay below 1
+        raise UsageError(f"--target-recall must be in (0, 1], got {settings.target_recall}, too close to 0 "
+                         f"(1 minus it rounds to 1); use at least {MIN_TARGET_RECALL}")
+    if not 0 <= settings.seed < SEED_LIMIT:
+        raise UsageError(f"--seed must be from 0 to {SEED_LIMIT - 1} (2^32 - 1), got {settings.seed}")
     if not 1 <= settings.workers <= 256:
         raise UsageError(f"--workers must be between 1 and 256, got {settings.workers}")
     if settings.max_candidates is not None and settings.max_candidates < settings.budget:
@@ -113,8 +128,8 @@ def check_settings(settings: SearchSettings) -> None:
             raise UsageError("--min-accuracy constrains the accuracy: keep accuracy in --objectives")
     if settings.patience < 0:
         raise UsageError(f"--patience must be 0 (off) or a positive number of candidates, got {settings.patience}")
-    if not settings.lease_s >= 5.0:
-        raise UsageError(f"--lease-s must be at least 5 seconds, got {settings.lease_s}")
+    if not 5.0 <= settings.lease_s <= MAX_LEASE_S:
+        raise UsageError(f"--lease-s must be from 5 to {MAX_LEASE_S:.0f} seconds, got {settings.lease_s}")
     if not 0.0 <= settings.db_retry_s < float("inf"):
         raise UsageError(f"--db-retry-s must be 0 (no retry) or a number of seconds, got {settings.db_retry_s}")
     for name in ("filter_yield_after", "redirect_after"):
@@ -147,19 +162,20 @@ def check_settings(settings: SearchSettings) -> None:
         if not Path(settings.profile).is_file():
             raise DataNotFoundError(f"--profile: {settings.profile} is not a file")
     folder = run_folder(settings)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"--out: {folder} exists and is not a folder")
+    check_folder_name(folder)
 
 
 def check_run_folder(config: SearchSettings) -> None:
-    """Refuse a run folder that holds another study: a folder keeps one study's files, and runs
-    whose study-defining settings differ get different default study names.
+    """Refuse a run folder that holds another study, or no run at all (`check_folder_is_ours`): a
+    folder keeps one study's files, and runs whose study-defining settings differ get different
+    default study names.
 
     Raises:
-        UsageError: ``config.json`` in the run folder names another study; the message lists the
-            settings that differ.
+        UsageError: ``config.json`` in the run folder names another study (the message lists the
+            settings that differ), or the folder holds other files or is a system folder.
     """
     folder = run_folder(config)
+    check_folder_is_ours(folder)
     stored_file = folder / "config.json"
     if not stored_file.is_file():
         return

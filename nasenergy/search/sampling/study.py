@@ -109,15 +109,16 @@ def create_or_load_study(config: SearchConfig, storage: BaseStorage) -> Study:
 
 
 def load_worker_study(config: SearchConfig, storage: BaseStorage, *, rank: int) -> Study:
-    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``,
+    """The run's study as worker ``rank`` sees it: with its own sampler seeded ``seed + rank``
+    (modulo 2^32),
     reseeded before each trial from the run's seed and the trial's number (`seed_per_trial`).
     Trial numbers are unique across workers, so workers still draw apart; and since a resumed
     run's worker has another rank than the stopped one had, the rank is left out of the per-trial
     seed: a resumed run proposes what an uninterrupted one would have."""
     import optuna
 
-    sampler = seed_per_trial(make_sampler(config.sampler, seed=config.seed + rank, budget=config.budget),
-                             config.seed)
+    seed = (config.seed + rank) % 2**32  # 32-bit, as the samplers' generators take it
+    sampler = seed_per_trial(make_sampler(config.sampler, seed=seed, budget=config.budget), config.seed)
     return optuna.load_study(study_name=config.resolved_study_name, storage=storage, sampler=sampler)
 
 
@@ -207,8 +208,10 @@ def close_abandoned_trials(study: Study, trials: TrialAccess, claims: ClaimStore
 
 
 def reconcile_claims(study: Study, claims: ClaimStore, *, everyone_dead: bool, where: str) -> Reconciled:
-    """Make the claims agree with the study's stored trials (`ClaimStore.reconcile`), saying in one
-    line what changed: the budget then counts only evaluations whose results are stored.
+    """Make the claims agree with the study's stored trials, saying in one line what changed: cells
+    the study does not back are forgotten or opened again (`ClaimStore.reconcile`), and cells it
+    proves are restored (`ClaimStore.restore`): the budget then counts exactly the evaluations whose
+    results are stored.
 
     Args:
         study: the run's study.
@@ -220,8 +223,16 @@ def reconcile_claims(study: Study, claims: ClaimStore, *, everyone_dead: bool, w
     for t in study.get_trials(deepcopy=False):
         candidate = t.user_attrs.get(tr.CANDIDATE)
         network = tr.network_of(candidate) if isinstance(candidate, dict) and candidate else None
-        stored[t.number] = StoredTrial(t.state.name, network, tr.measurement_of(t) is not None)
+        arch = candidate.get("arch") if isinstance(candidate, dict) else None
+        stored[t.number] = StoredTrial(t.state.name, network, tr.measurement_of(t) is not None,
+                                       outcome=t.user_attrs.get(tr.OUTCOME), arch=arch)
     done = claims.reconcile(stored, everyone_dead=everyone_dead)
+    restored = claims.restore(stored)
+    if restored:
+        logger.warning(
+            "warning: the claims lacked %d network(s) that %s records (a claims database deleted, emptied or older "
+            "than the study); restored from the study, which holds what was spent", restored, where,
+        )
     if done.changed:
         logger.warning(
             "warning: the claims recorded %d network(s) whose results %s does not hold (a journal cut short, or a "

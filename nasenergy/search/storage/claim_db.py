@@ -108,10 +108,17 @@ class ClaimDb:
             yield conn, int(budget), self._now(conn)
 
     @retried
-    def ensure_study(self, budget: int, settings: dict[str, Any]) -> int:
+    def ensure_study(self, budget: int, settings: dict[str, Any], *, from_study: bool = False) -> int:
         """Create the study's row, or check a stored one against ``settings`` and ``budget``.
 
         A larger budget than the stored one extends the study; a smaller one is refused.
+
+        Args:
+            budget: the study's budget.
+            settings: its study-defining settings.
+            from_study: ``budget`` and ``settings`` were checked against the study itself, the
+                record of what was spent (`nasenergy.search.sampling.study_budget`): a stored row
+                that differs (claims copied from another run) takes them instead of refusing.
 
         Returns:
             The study's budget.
@@ -134,6 +141,10 @@ class ClaimDb:
                         created_at=self._now(conn),
                     )
                 )
+                return budget
+            if from_study:
+                conn.execute(STUDIES.update().where(STUDIES.c.study == self.study).values(
+                    budget=budget, settings_json=json.dumps(settings, sort_keys=True)))
                 return budget
             stored = json.loads(row.settings_json)
             diffs = [f"{k}: stored {stored.get(k)!r}, given {v!r}" for k, v in settings.items() if stored.get(k) != v]

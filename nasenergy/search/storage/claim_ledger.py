@@ -1,7 +1,12 @@
 """The ledger of a study's networks: claiming a budget slot for a new network, reopening a
 filtered one, recording one that takes no slot, adopting an orphan, finishing or releasing a claim,
-and reconciling the cells with the trials the study holds (counting them and the other read-only
-queries: `nasenergy.search.storage.claim_queries`).
+reconciling the cells with the trials the study holds and restoring the cells the study proves
+(counting them and the other read-only queries: `nasenergy.search.storage.claim_queries`).
+
+The study (its journal or database) is the record of what was spent; the ledger is derived from
+it and coordinates the workers. `ClaimLedger.reconcile` removes what the study does not back,
+`ClaimLedger.restore` adds back what it holds and the ledger lacks (a ledger deleted, emptied or
+restored from an older copy), so a resumed run never spends a slot twice.
 
 Every change runs in one transaction holding the study's row lock (`ClaimDb._locked`), so "is this
 network new, and is a budget slot free?" and "take it" are one atomic step. The writes are safe to
@@ -19,7 +24,17 @@ import sqlalchemy as sa
 
 from nasenergy.search.storage.claim_db import retried
 from nasenergy.search.storage.claim_queries import BudgetStatus, CellQueries
-from nasenergy.search.storage.claim_schema import CELLS, DONE, FILTERED, RUNNING, SLOT_STATUSES, Cell, row_cell
+from nasenergy.search.storage.claim_schema import (
+    CELLS,
+    DONE,
+    FAILED,
+    FILTERED,
+    NOT_RECORDED,
+    RUNNING,
+    SLOT_STATUSES,
+    Cell,
+    row_cell,
+)
 
 __all__ = ["BudgetStatus", "ClaimLedger", "ClaimResult", "Reconciled", "StoredTrial"]
 
@@ -46,11 +61,15 @@ class StoredTrial:
         state: the Optuna state's name (``COMPLETE``, ``RUNNING``, ``FAIL``, ``PRUNED``, ...).
         network: the network key the trial recorded, if it recorded one.
         measured: whether the trial holds its cheap measurement (a claim is made only after it).
+        outcome: the outcome the trial recorded (`nasenergy.run.outcomes`), if any.
+        arch: the architecture string the trial recorded, if any.
     """
 
     state: str
     network: str | None
     measured: bool = True
+    outcome: str | None = None
+    arch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,17 @@ class Reconciled:
     def changed(self) -> bool:
         """Whether anything was changed."""
         return bool(self.forgotten or self.reopened)
+
+
+_RESTORED_STATUS: dict[str, str] = {
+    "evaluated": DONE, "filtered": FILTERED, "infeasible": FILTERED, "not_recorded": NOT_RECORDED, "failed": FAILED,
+}
+"""The cell a finished trial proves, by its outcome: the cell its worker wrote before telling the
+trial (`nasenergy.search.loop.candidate_step`); an evaluation only when the trial is ``COMPLETE``.
+Duplicates, candidates over the budget and abandoned ones prove none; a running trial's claim, if it
+had one, is lost with the ledger and its trial is closed as abandoned."""
+
+_UNFINISHED = ("RUNNING", "WAITING")
 
 
 class ClaimLedger(CellQueries):
@@ -256,3 +286,43 @@ class ClaimLedger(CellQueries):
                     conn.execute(CELLS.update().where(*where).values(status=RUNNING, owner="", updated_at=now))
                     reopened += 1
         return Reconciled(forgotten=forgotten, reopened=reopened)
+
+    @retried
+    def restore(self, stored: Mapping[int, StoredTrial]) -> int:
+        """Add the cells the study's finished trials prove and the ledger lacks.
+
+        For each network a finished trial recorded (`_RESTORED_STATUS`), with no cell in the
+        ledger, a cell is written as that trial's worker wrote it: ``done`` for an evaluation,
+        ``filtered``, ``not_recorded`` or ``failed`` otherwise; an evaluation wins over an earlier
+        trial of the same network that the filter rejected. Cells the ledger holds are left alone,
+        so it is safe beside running workers (each wrote its cell before telling its trial).
+
+        Args:
+            stored: the study's trials by number.
+
+        Returns:
+            How many cells were added.
+        """
+        proven: dict[str, tuple[str, str, int]] = {}  # network -> (status, arch, trial number)
+        for number in sorted(stored):
+            trial = stored[number]
+            status = _RESTORED_STATUS.get(trial.outcome or "")
+            if status is None or not trial.network or trial.state in _UNFINISHED:
+                continue
+            if status == DONE and trial.state != "COMPLETE":
+                continue
+            known = proven.get(trial.network)
+            if known is None or (status == DONE and known[0] != DONE):
+                proven[trial.network] = (status, trial.arch or trial.network, number)
+        if not proven:
+            return 0
+        added = 0
+        with self._locked() as (conn, _, now):
+            held = set(conn.execute(sa.select(CELLS.c.canonical).where(CELLS.c.study == self.study)).scalars())
+            for network, (status, arch, number) in proven.items():
+                if network in held:
+                    continue
+                conn.execute(CELLS.insert().values(study=self.study, canonical=network, arch=arch, status=status,
+                                                   trial_number=number, owner="", updated_at=now))
+                added += 1
+        return added

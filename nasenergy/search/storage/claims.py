@@ -27,6 +27,11 @@ exclusively (the local journal storage) knows every earlier worker is dead and e
 at once, so a resume adopts orphans immediately; on a shared database a resume waits out the
 lease (``--lease-s``). An interrupted worker (Ctrl-C) releases its claim, returning the slot.
 
+The claims are not the record of what was spent: the study is (it alone holds the results; see
+`nasenergy.search.sampling.study_budget`). On every start they are reconciled with the study and
+what the study proves is restored, so a ``claims.sqlite`` deleted, emptied or older than the study
+is rebuilt and never lets a budget slot be spent twice.
+
 Given a `DbRetry`, every operation but the heartbeat rides out database outages (each is one
 transaction, run again after a transient fault). The writes are safe to run twice: a retried
 claim, finish or registration whose first attempt was committed before the connection dropped

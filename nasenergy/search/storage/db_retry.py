@@ -67,6 +67,18 @@ class DatabaseUnavailableError(NasEnergyError):
     exit_code = EXIT_DATABASE
 
 
+class DatabaseFailedError(NasEnergyError):
+    """A database error that no retry mends (a full disk, a damaged file, a refused write): a
+    failure of the environment (exit status 1), said in one line."""
+
+
+def database_failure(exc: BaseException, where: str) -> DatabaseFailedError:
+    """``exc`` (a SQLAlchemy or DBAPI error) as one line naming ``where`` and the driver's words."""
+    origin = getattr(exc, "orig", None) or exc
+    return DatabaseFailedError(f"{where}: {type(origin).__name__}: {first_line(origin)}; fix it and run the "
+                               "same command again to resume")
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """``exc``, its causes and contexts, and the DBAPI errors SQLAlchemy wraps (``.orig``)."""
     seen: list[BaseException] = []

@@ -13,7 +13,8 @@ A torn last line (a write cut short by a crash: no final newline) holds a log th
 effect. Opening the file, and every append, first moves such a tail into a side file
 ``<journal>.torn-<UTC time>``, reports it in one line and truncates the journal at its last whole
 line; an append therefore never lands on a partial line, and the study resumes without that log.
-A whole line that is not JSON (damage elsewhere in the file) is refused with a `JournalDamagedError`.
+A whole line that is not JSON (damage elsewhere in the file) is refused with a `JournalDamagedError`;
+a write that fails (a full disk) is an `OutputError` of one line.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 from optuna.storages.journal import BaseJournalBackend
 
-from nasenergy.errors import NasEnergyError
+from nasenergy.errors import NasEnergyError, OutputError
 
 logger = logging.getLogger(__name__)
 
@@ -108,19 +109,25 @@ class JournalFile(BaseJournalBackend):
         """Append ``logs`` as whole lines in one write, holding the file's exclusive lock (after
         setting aside a torn tail another process left)."""
         data = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode("utf-8")
-        fd = self._open()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self._set_aside_torn_tail(fd)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            now = time.monotonic()
-            if now - self._last_sync >= SYNC_INTERVAL_S:
-                os.fsync(fd)
-                self._last_sync = now
-        finally:
-            os.close(fd)  # closing drops the lock
+            fd = self._open()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._set_aside_torn_tail(fd)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                now = time.monotonic()
+                if now - self._last_sync >= SYNC_INTERVAL_S:
+                    os.fsync(fd)
+                    self._last_sync = now
+            finally:
+                os.close(fd)  # closing drops the lock
+        except OSError as exc:  # a full disk, a read-only file: a part written is a torn tail, set aside later
+            raise OutputError(
+                f"cannot append to {self.path}: {exc.strerror or exc}; its complete records are kept: make room "
+                "and run the same command again to resume"
+            ) from None
 
     def _open(self) -> int:
         return os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)

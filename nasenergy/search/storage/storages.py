@@ -23,6 +23,7 @@ from nasenergy.errors import UsageError, malformed_input
 from nasenergy.search.storage.credentials import mask_text, mask_url
 from nasenergy.search.storage.db_retry import RetryingStorage
 from nasenergy.search.storage.db_timeouts import bound_transactions
+from nasenergy.search.storage.sqlite_files import check_sqlite_file
 
 if TYPE_CHECKING:
     import optuna
@@ -59,6 +60,11 @@ class StorageSpec:
     def is_shared_database(self) -> bool:
         """Whether workers on other machines may join (a server database, not a local file)."""
         return self.kind == "rdb" and not self.location.startswith("sqlite")
+
+    @property
+    def claims_display(self) -> str:
+        """Where the claims live, safe to print: the run folder's claims file, or the database."""
+        return self.claims_url.removeprefix("sqlite:///") if self.kind == "journal" else self.display
 
     def dashboard_command(self) -> str:
         """The optuna-dashboard command that opens this storage (shell-quoted)."""
@@ -131,14 +137,20 @@ def mask_password(url: str) -> str:
 
 
 def check_reachable(spec: StorageSpec, *, timeout_s: int = 10) -> None:
-    """Connect once to a database storage.
+    """Connect once to a database storage (a SQLite file must be a database, or absent or empty).
 
     Raises:
         StorageError: the database cannot be reached, with the driver's first line.
+        SqliteFileError: a SQLite file that is not a sound database.
     """
     if spec.kind != "rdb":
         return
     import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    database = make_url(spec.location).database
+    if not spec.is_shared_database and database and database != ":memory:":
+        check_sqlite_file(Path(database), "--storage")  # SQLite opens any file, and fails at the first query
 
     connect_args = {"connect_timeout": timeout_s} if spec.is_shared_database else {}
     engine = sa.create_engine(spec.location, connect_args=connect_args)
@@ -203,8 +215,11 @@ def open_optuna_storage(
 
         damaged = (f"{spec.location} holds a log Optuna cannot replay (the file is damaged; restore it from a "
                    "copy or start a new study)")
-        with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
-            return JournalStorage(JournalFile(spec.location))
+        try:
+            with malformed_input(JournalDamagedError, damaged, also=(AssertionError,)):  # Optuna: "Should not reach"
+                return JournalStorage(JournalFile(spec.location))
+        except OSError as exc:  # a folder in its place, a file that cannot be read
+            raise StorageError(f"cannot open the journal {spec.location}: {exc.strerror or exc}") from None
     engine_kwargs: dict[str, object] = {"pool_pre_ping": True}
     if spec.is_shared_database:
         engine_kwargs["connect_args"] = {"connect_timeout": 10}

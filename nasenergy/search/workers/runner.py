@@ -1,7 +1,9 @@
 """`run_search`: one command's share of a study, from start-up repairs to the files it leaves.
 
-Start-up: take the run folder's lock; open the storage and the claims; create or load the study
-and check it against the settings; with the local journal storage (the folder held exclusively)
+Start-up: take the run folder's lock; refuse a damaged ``claims.sqlite``; open the storage and the
+claims; create or load the study and check it against the settings and the budget (the study is
+the record of what was spent: `nasenergy.search.sampling.study_budget`); reconcile the claims with
+it and restore what it proves; with the local journal storage (the folder held exclusively)
 end every earlier worker's lease and close its unfinished trials, so a resume after ``kill -9``
 adopts the orphaned claims at once. Then run the workers: in this process (``--workers 1``) or as
 child processes (one GPU each where GPUs are visible). Finally rebuild the run's files from the
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import sqlalchemy as sa
+
 from nasenergy.run import files as run_files
 from nasenergy.run import trial_record as tr
 from nasenergy.run.objectives import objectives_for
@@ -45,11 +49,21 @@ from nasenergy.search.sampling.study import (
     proposed_trials,
     reconcile_claims,
 )
+from nasenergy.search.sampling.study_budget import (
+    SETTINGS_ATTR,
+    check_study_budget,
+    check_study_not_lost,
+    evaluations_of,
+    record_budget,
+    recorded_budget,
+)
 from nasenergy.search.storage.claims import ClaimStore
 from nasenergy.search.storage.credentials import has_password, make_private, mask_argv, mask_text, password_of
-from nasenergy.search.storage.db_retry import DbRetry
+from nasenergy.search.storage.db_retry import DbRetry, database_failure
 from nasenergy.search.storage.locks import RunFolderLock
+from nasenergy.search.storage.sqlite_files import check_claims_file
 from nasenergy.search.storage.storages import (
+    CLAIMS_FILE,
     check_reachable,
     clear_stale_journal_lock,
     open_optuna_storage,
@@ -129,7 +143,21 @@ def run_search(
     Raises:
         NasEnergyError: bad settings, a study that disagrees with them, an unreachable storage,
             or a run folder in use.
+        DatabaseFailedError: a database error no retry mends (a full disk, a damaged file).
     """
+    try:
+        return _run_search(config, components_factory=components_factory, resume_command=resume_command)
+    except sa.exc.SQLAlchemyError as exc:  # one the retries did not mend: a full disk, a damaged file
+        raise database_failure(exc, resolve_storage(config.storage, config.out_dir).claims_display) from None
+
+
+def _run_search(
+    config: SearchConfig,
+    *,
+    components_factory: ComponentsFactory,
+    resume_command: str | None,
+) -> RunSummary:
+    """`run_search` without its translation of database errors."""
     config.validate()
     check_run_folder(config)
     out = config.out_dir
@@ -157,13 +185,21 @@ def run_search(
             clear_stale_journal_lock(spec)
         else:
             lock.acquire_shared()
+        if exclusive:
+            check_claims_file(out.resolve() / CLAIMS_FILE, Path(spec.location))
         retry = DbRetry(config.db_retry_s, what=f"the database {spec.display}")
         storage = open_optuna_storage(spec, retry=retry, lease_s=config.lease_s)
         claims = ClaimStore(spec.claims_url, config.resolved_study_name, lease_s=config.lease_s, retry=retry)
         try:
-            claims.ensure_study(config.budget, config.study_defining())
             study = create_or_load_study(config, storage)
-            study.set_user_attr("nasenergy_settings", config.study_defining())
+            check_study_budget(study, budget=config.budget, settings=config.study_defining(), where=spec.display)
+            # the study is the record: a claims file alone (the folder held exclusively) takes its budget
+            # and settings from it; a shared database keeps both in one place and checks them again
+            claims.ensure_study(config.budget, config.study_defining(),
+                                from_study=exclusive and recorded_budget(study) is not None)
+            check_study_not_lost(study, claimed_done=claims.status().done, where=spec.display)
+            study.set_user_attr(SETTINGS_ATTR, config.study_defining())
+            record_budget(study, config.budget)
             if boards is not None:
                 study.set_user_attr(BOARDS_ATTR, boards)
             if exclusive:
@@ -187,8 +223,9 @@ def run_search(
                 close_abandoned_trials(study, TrialAccess(storage, study.study_name), claims, everyone_dead=False)
             status = claims.status()
             trials = proposed_trials(study)
+            evaluated = evaluations_of(trials)  # the study's count: what the report and the status say
             rescue = rescue_of(study.user_attrs) if config.budget_rescue else None
-            if status.complete and reason in ("budget", "worker_failed", "database"):
+            if evaluated >= status.budget and reason in ("budget", "worker_failed", "database"):
                 reason = "budget"  # every evaluation is done, whichever worker died on the way
             elif reason == "budget":  # worker processes stopped short
                 reason = _short_reason(study, trials, config.patience, candidates_after(rescue))
@@ -199,7 +236,7 @@ def run_search(
         out_dir=out,
         study_name=config.resolved_study_name,
         budget=status.budget,
-        evaluated=status.done,
+        evaluated=evaluated,
         candidates=len(trials),
         outcomes=dict(Counter(str(t.user_attrs.get(tr.OUTCOME)) for t in trials)),
         stop_reason=reason,

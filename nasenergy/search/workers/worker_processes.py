@@ -32,7 +32,7 @@ from nasenergy.search.loop.pipeline import Worker, WorkerResult
 from nasenergy.search.sampling.study import WORKER_ATTR_PREFIX, load_worker_study
 from nasenergy.search.storage.claims import ClaimStore, Heartbeat
 from nasenergy.search.storage.credentials import mask_text, password_of
-from nasenergy.search.storage.db_retry import DbRetry
+from nasenergy.search.storage.db_retry import DbRetry, database_failure
 from nasenergy.search.storage.locks import RunFolderLock
 from nasenergy.search.storage.storages import StorageSpec, open_optuna_storage
 from nasenergy.search.workers.progress import Progress
@@ -70,7 +70,7 @@ def run_worker(
             WORKER_ATTR_PREFIX + claims.worker_id,
             {
                 "rank": rank,
-                "seed": config.seed + rank,
+                "seed": (config.seed + rank) % 2**32,
                 "pid": os.getpid(),
                 "parts": components.describe,
                 "coverage": components.coverage.to_dict() if components.coverage else None,
@@ -191,6 +191,10 @@ def _worker_process(config_dict: dict, spec: StorageSpec, factory: ComponentsFac
     except NasEnergyError as exc:
         logger.error("error: %s", mask_text(str(exc), secrets=[password_of(config.storage)]))
         sys.exit(exc.exit_code)
+    except sa.exc.SQLAlchemyError as exc:  # one the retries did not mend: a full disk, a damaged file
+        failure = database_failure(exc, spec.claims_display)
+        logger.error("error: %s", mask_text(str(failure), secrets=[password_of(config.storage)]))
+        sys.exit(failure.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
     finally:
