@@ -45,7 +45,8 @@ from nasenergy.train.data_random import random_image_data  # noqa: E402
 from nasenergy.train.energy import board_counter  # noqa: E402
 from nasenergy.train.network import build_for_data  # noqa: E402
 from nasenergy.train.options import TrainOptions  # noqa: E402
-from nasenergy.train.packing import TrainJob, train_packed  # noqa: E402
+from nasenergy.hardware.peaks import datasheet_peak_flops  # noqa: E402
+from nasenergy.train.packing import TrainJob, choose_slots, train_packed, training_utilization  # noqa: E402
 from nasenergy.train.recipe import TrainRecipe  # noqa: E402
 from nasenergy.train.trainer import train_model  # noqa: E402
 from search_spaces import get_space  # noqa: E402
@@ -209,7 +210,11 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
                                                  "energy_source", "images_per_s", "peak_memory_mib"])
     archs = spanning_networks(args.networks)
     factory = functools.partial(random_image_data, args.images, (3, 32, 32), 10, 0)
-    for slots in [int(s) for s in args.slots.split(",")]:
+    chosen = chosen_slots(out / "speed.csv", args.device)
+    slot_list = [int(s) for s in args.slots.split(",")]
+    if chosen is not None and chosen not in slot_list:
+        slot_list.append(chosen)
+    for slots in slot_list:
         if rows.has(loop="packed", arch="all", seed=0, slots=slots):
             continue
         jobs = [TrainJob(a, "tss", a, 0) for a in archs]
@@ -223,6 +228,27 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
                   "epochs": args.epochs, "images": args.images, "wall_s": rep.wall_s,
                   "board_energy_j": rep.board_energy_j, "failures": len(rep.failures),
                   "device_name": _device_name(args.device)})
+
+
+def chosen_slots(speed_csv: Path, device: str) -> int | None:
+    """What `choose_slots` picks for these networks: from the trainer's solo rows of the speed
+    stage, their mean training utilization (bf16 datasheet peak) and largest peak memory."""
+    import torch
+
+    if not speed_csv.is_file() or not device.startswith("cuda"):
+        return None
+    with open(speed_csv, newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["loop"] == "trainer" and r["images_per_s"]]
+    if not rows:
+        return None
+    peak = datasheet_peak_flops(rows[0]["device_name"], "bf16")
+    utils = [training_utilization(float(r["flops_per_img"]), float(r["images_per_s"]), peak) for r in rows]
+    memory = max(float(r["peak_memory_mib"] or 0.0) for r in rows)
+    board_mib = torch.cuda.get_device_properties(0).total_memory / 2**20
+    slots = choose_slots(float(np.mean(utils)), memory, board_memory_mib=board_mib)
+    print(f"choose_slots: mean training utilization {np.mean(utils):.4f}, peak memory {memory:.0f} MiB -> {slots}",
+          flush=True)
+    return slots
 
 
 def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
