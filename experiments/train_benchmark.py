@@ -278,7 +278,7 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
 def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
     space = get_space("tss")
-    data = random_image_data(50_000, (3, 32, 32), 10, seed=0)
+    data = random_image_data(args.fidelity_images, (3, 32, 32), 10, seed=0)
     rows = Rows(out / "fidelity.csv", ["loop", "arch", "seed", "slots", "arch_index", "epoch_s", "setup_s", "wall_s",
                                        "device_name"])
     for idx, arch in fidelity_networks(args.fidelity_networks):
@@ -316,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parity-seeds", default="100,101,102,103,104")
     parser.add_argument("--parity-epochs", type=int, default=30)
     parser.add_argument("--fidelity-networks", type=int, default=100)
+    parser.add_argument("--fidelity-images", type=int, default=50_000, help="CIFAR-10's training set size")
     parser.add_argument("--fidelity-loops", default="trainer,plain")
     args = parser.parse_args(argv)
     stages = [s for s in args.stages.split(",") if s]
