@@ -49,3 +49,26 @@ def test_the_networks_span_the_space_and_the_fidelity_sample_is_distinct() -> No
     assert flops == sorted(flops) and flops[0] < flops[-1] / 10
     sample = train_benchmark.fidelity_networks(20)
     assert len({space.deployed_key(a) for _, a in sample}) == 20 and all(i < 1000 for i, _ in sample)
+
+
+def test_fidelity_is_the_rank_correlation_with_nats_recorded_epoch_times(tmp_path: Path) -> None:
+    import json
+
+    from shared_files import require_shared
+
+    require_shared("nats_tss_first1000_train_time__nats_bench_extractor.csv.gz")
+    import train_fidelity
+
+    recorded = train_fidelity.recorded_epoch_s()
+    cells = sorted(recorded)[:30]
+    path = tmp_path / "fidelity.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["loop", "arch", "seed", "slots", "arch_index", "epoch_s", "device_name"])
+        writer.writeheader()
+        for i in cells:  # times proportional to the recorded ones: a rank correlation of 1
+            writer.writerow({"loop": "trainer", "arch": "a", "seed": 0, "slots": 1, "arch_index": i,
+                             "epoch_s": 0.01 * recorded[i], "device_name": "test"})
+    assert train_fidelity.main([str(path)]) == 0
+    summary = json.loads((tmp_path / "fidelity_summary.json").read_text())
+    assert summary["networks"] == 30 and summary["spearman"] > 0.999
+    assert abs(summary["median_ratio_ours_over_recorded"] - 0.01) < 1e-9
