@@ -144,3 +144,15 @@ def test_kill_9_during_a_training_then_the_same_command_spends_exactly_the_budge
     assert len(evaluated) == 3 and len({r["network"] for r in evaluated}) == 3
     assert any(int(r["train_resumed_from_epoch"]) > 0 for r in evaluated)
     assert "continued from an epoch checkpoint" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_two_worker_processes_train_on_the_users_data(tmp_path: Path) -> None:
+    """Worker processes register the user's data themselves (spawned, they share no memory)."""
+    out = tmp_path / "run"
+    done = search(tmp_path, "--oracle", "train", "--data", "digits", "--budget", "4", "--epochs", "1",
+                  "--workers", "2", "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr[-2000:]
+    evaluated = [r for r in rows(out) if r["outcome"] == "evaluated"]
+    assert len(evaluated) == 4 and len({r["network"] for r in evaluated}) == 4
+    assert len({r["worker"] for r in evaluated}) == 2 and all(r["accuracy_source"] == "measured" for r in evaluated)

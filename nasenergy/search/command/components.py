@@ -40,7 +40,7 @@ from nasenergy.search.command.coverage import (
 )
 from nasenergy.search.command.filter_features import FeatureFn, cheap_columns, extra_features
 from nasenergy.search.command.machine_defaults import check_meter_serves
-from nasenergy.search.command.training_setup import live_hardware
+from nasenergy.search.command.training_setup import live_hardware, register_training_data
 from nasenergy.search.loop.dvfs_steps import (  # re-exported: the search's parts are named here
     DvfsStep,
     EnergyBoundChoice,
@@ -206,6 +206,7 @@ def check_budget(config: SearchConfig) -> None:
     space = get_space(config.space)
     hardware = resolve_hardware(config.hardware, None, space_name=space.name)
     if config.oracle == "train":
+        register_training_data(config.data, config.val_fraction)
         hardware = live_hardware(hardware)
     if hardware != "recorded":  # a live meter measures any network (and is not opened here)
         check_budget_reachable(config, None, learnable_networks(space, network_key_fn(space, "deployed")))
@@ -242,6 +243,7 @@ def build_components(config: SearchConfig) -> Components:
     announce = None if config.quiet else logger.info
     hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
     if config.oracle == "train":
+        register_training_data(config.data, config.val_fraction)
         hardware = live_hardware(hardware)
     meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce,
                          **meter_options(hardware, config))

@@ -17,6 +17,15 @@ def live_hardware(hardware: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def register_training_data(data: str | None, val_fraction: float) -> None:
+    """Load and register ``--data`` as a dataset in this process (a worker process, a resumed
+    run): the spaces then build its networks; cached, so the data is read once per process."""
+    from nasenergy.train.datasets import load_registered  # lazy: imports numpy and the loaders
+
+    if data:
+        load_registered(data, float(val_fraction))
+
+
 def training_setup(oracle: str, data: str | None, val_fraction: float, hardware: str, *,
                    dataset_given: bool) -> tuple[str, str | None, str]:
     """``(dataset name, recorded --data value, hardware)`` of a training run.
