@@ -62,7 +62,7 @@ def test_a_closed_output_pipe_stops_quietly():
 
 
 @pytest.mark.parametrize("module", ["nasenergy.search.command.cli", "nasenergy.plot", "nasenergy.profile",
-                                    "nasenergy.benchmark", "nasenergy.proxies.cli"])
+                                    "nasenergy.benchmark", "nasenergy.proxies.cli", "nasenergy.train.cli"])
 def test_every_command_prints_its_version(module, capsys):
     import importlib
 
