@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("nasenergy.search",),
     ("nasenergy.search.command.cli", "nasenergy.search.__main__", "=nasenergy.search",
      "nasenergy.plot", "nasenergy.profile", "nasenergy.benchmark", "nasenergy.proxies.cli",
-     "nasenergy.proxies.__main__"),
+     "nasenergy.proxies.__main__", "nasenergy.cli", "nasenergy.__main__"),
     ("experiments",),
 )
 """Lowest first. ``=name`` is that package's ``__init__`` alone (a facade: ``nasenergy.search``
