@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cost_s["train"] += time.perf_counter() - t0
         return acc
 
-    objective = FilteredObjective(flt, propose, evaluate)
+    objective = FilteredObjective(flt, propose, evaluate, objectives=("accuracy", "throughput"))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(directions=objective.directions, sampler=optuna.samplers.RandomSampler(seed=args.seed))
     study.optimize(objective, n_trials=args.max_trials, callbacks=[CompleteTrialBudget(args.budget)])
@@ -179,6 +179,10 @@ def report(summary: dict[str, Any], args: argparse.Namespace) -> None:
         print(f"  trial {key:3d} {t.params}: {point[0]:.1f} %, {point[1]:.0f} img/s")
 
 
+EXIT_BUDGET_NOT_REACHED = 3
+"""The exit status when the trial cap stops the search before its budget (as the search's candidate cap)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     p = OneLineParser(description=__doc__.split("\n\n")[0])
@@ -193,14 +197,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save", type=Path, default=None, help="write the trained filter here (JSON)")
     args = p.parse_args(argv)
 
-    def body() -> None:
+    def body() -> int:
         if args.budget < 1 or args.max_trials < args.budget or args.epochs < 1 or args.threads < 1:
             raise UsageError("need --budget >= 1, --max-trials >= --budget, --epochs >= 1 and --threads >= 1")
         if not 0 < args.target_recall < 1:
             raise UsageError(f"--target-recall must be in (0, 1), got {args.target_recall}")
         t0 = time.perf_counter()
-        report(run(args), args)
+        summary = run(args)
+        report(summary, args)
         print(f"total {time.perf_counter() - t0:.0f} s")
+        trained = len(summary["complete"])
+        if trained < args.budget:  # the trial cap came first: say so, as the search does
+            print(f"stopped: {trained} of --budget {args.budget} networks trained within --max-trials "
+                  f"{args.max_trials}; raise --max-trials or lower --budget", file=sys.stderr)
+            return EXIT_BUDGET_NOT_REACHED
+        return 0
 
     return run_main(body)
 

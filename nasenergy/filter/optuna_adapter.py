@@ -148,6 +148,8 @@ class FilteredObjective:
         key: (trial, candidate) → a hashable name of the candidate's network; default: the
             trial's parameters (``trial.params``), so two trials with the same parameters are the
             same network. Supply one where different parameters can build the same network.
+        objectives: the objectives of the study's values, in order (default: the filter's own,
+            else accuracy, throughput and energy); a pass-through filter (mode ``none``) has none of its own.
 
     Attributes:
         n_evaluated: trials fully evaluated (``evaluate`` called).
@@ -163,6 +165,7 @@ class FilteredObjective:
         *,
         front: ParetoFront | None = None,
         key: Callable[[Trial, Candidate], Hashable] | None = None,
+        objectives: Sequence[str] | None = None,
     ) -> None:
         self.filter = flt
         self.propose = propose
@@ -172,7 +175,8 @@ class FilteredObjective:
         self.n_skipped = 0
         self.n_repeated = 0
         self._evaluated: dict[Hashable, tuple[int, tuple[float, ...]]] = {}
-        self.objectives: tuple[str, ...] = tuple(getattr(flt, "objectives", DEFAULT_OBJECTIVES))
+        self.objectives: tuple[str, ...] = tuple(
+            objectives if objectives is not None else getattr(flt, "objectives", DEFAULT_OBJECTIVES))
         senses = [Objective(o, OBJECTIVE_SENSES[o]) for o in self.objectives]
         self.front = front if front is not None else ParetoFront(senses)
         if self.front.senses != tuple(o.sense for o in senses):

@@ -42,3 +42,12 @@ def test_example_rejects_bad_flags(example, capsys) -> None:
     assert example.main(["--budget", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: ")
     assert example.main(["--target-recall", "1"]) == 2
+
+
+def test_example_that_cannot_reach_its_budget_says_so_and_exits_3(example, capsys) -> None:
+    """Repeats of this small space use up the trial cap before ten networks are trained."""
+    code = example.main(["--budget", "10", "--max-trials", "10", "--mode", "none", "--epochs", "1", "--threads", "1"])
+    captured = capsys.readouterr()
+    trained = int(captured.out.split(" trained")[0].rsplit(" ", 1)[1])
+    assert trained < 10 and code == example.EXIT_BUDGET_NOT_REACHED == 3
+    assert f"stopped: {trained} of --budget 10 networks trained" in captured.err
