@@ -168,3 +168,28 @@ def test_the_toml_blocks_parse_and_name_plugin_groups():
         declared = tomllib.loads(block)["project"]["entry-points"]
         assert declared and set(declared) <= groups
     assert all(f"`{group}`" in text for group in groups)
+
+
+SET_UP_COMMANDS = ('pip install torch==2.13.0 && pip install -e . && python -m nasenergy.search --budget 200',
+                   'pip install -e ".[test]" && python -m pytest')
+"""The README's two set-up commands (CI runs them itself)."""
+
+
+@pytest.mark.slow
+def test_every_bash_block_of_the_pages_runs_as_printed(tmp_path):
+    """Every ```bash block of the pages but the set-up commands runs, in an empty folder, with
+    status 0 (the comparison loop of Getting started, the search on your own data)."""
+    import os
+    import subprocess
+
+    blocks = [(page.name, block) for page in sorted(DOCS.glob("*.md"))
+              for block in re.findall(r"^```bash\n(.*?)^```", page.read_text(), re.M | re.S)
+              if block.strip() not in SET_UP_COMMANDS]
+    assert {name for name, _ in blocks} >= {"getting-started.md", "training.md"}
+    env = {**os.environ, "PYTHONPATH": str(DOCS.parent)}
+    for k, (name, block) in enumerate(blocks):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        done = subprocess.run(["bash", "-ec", block], cwd=folder, env=env, capture_output=True, text=True,
+                              timeout=1800)
+        assert done.returncode == 0, (name, block, done.stderr[-2000:])
