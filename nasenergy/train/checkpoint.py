@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nasenergy.errors import writing
+
 if TYPE_CHECKING:
     import torch
 
@@ -39,13 +41,14 @@ def save_checkpoint(path: Path, *, model: "torch.nn.Module", buffers: list["torc
         arrays[f"momentum/{i}"] = buf.detach().float().cpu().numpy()
     arrays["rng"] = generator.get_state().cpu().numpy()
     arrays["progress"] = np.frombuffer(json.dumps(progress.__dict__).encode(), dtype=np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp.npz")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)  # type: ignore[arg-type]
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with writing(path):  # a full disk or a read-only place: one line, not a traceback
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
 
 
 def load_checkpoint(path: Path, *, model: "torch.nn.Module", buffers: list["torch.Tensor"],

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from nasenergy import __version__
 from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, run_main
+from nasenergy.errors import first_line
 from nasenergy.train.data import load_data
 from nasenergy.train.network import train_arch
+from nasenergy.train.oracle import TrainingFailedError
 from nasenergy.train.options import PRECISIONS, STEP_MODES, TrainOptions
 from nasenergy.train.recipe import NATS_RECIPE, TrainRecipe
 from search_spaces import get_space, space_names
@@ -50,7 +52,11 @@ def _run(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     arch = space.parse(args.arch)
     data = load_data(args.data, val_fraction=args.val_fraction)
-    result = train_arch(space, arch, data, recipe=recipe, options=options, seed=args.seed, checkpoint=args.checkpoint)
+    try:
+        result = train_arch(space, arch, data, recipe=recipe, options=options, seed=args.seed,
+                            checkpoint=args.checkpoint)
+    except RuntimeError as exc:  # torch's out-of-memory and CUDA errors
+        raise TrainingFailedError(f"training failed: {first_line(exc)[:300]}") from None
     print(json.dumps({"arch": str(arch), "data": data.describe(), **result.as_dict()}, indent=2, default=str))
     return 0
 

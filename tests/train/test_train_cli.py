@@ -47,3 +47,12 @@ def test_help_imports_no_heavy_dependency(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
+
+
+def test_an_unwritable_checkpoint_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file, not a folder")
+    done = train(tmp_path, "--arch", ARCH, "--data", "digits", "--epochs", "2", "--device", "cpu",
+                 "--checkpoint", str(blocker / "ckpt.npz"))
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: cannot write"), done.stderr
