@@ -115,6 +115,10 @@ METHODS: dict[str, dict[str, Any]] = {
     "measured": {"filter_features": ("measured", "size", "structure")},
     "measured-norescue": {"filter_features": ("measured", "size", "structure"), "budget_rescue": False},
     "default": {},
+    "screen4": {"screen": 4},
+    "recall0.8": {"target_recall": 0.8},
+    "structure+proxies": {"filter_features": ("size", "structure", "proxies")},
+    "structure+proxies+screen4": {"filter_features": ("size", "structure", "proxies"), "screen": 4},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
@@ -128,29 +132,39 @@ class Study:
     dataset: str
     subspace: str
     methods: tuple[str, ...]
+    space: str = "tss"
 
 
 _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
+_SSS = ("random", "tpe", "nsga2", "threshold", "free", "proxies", "measured", "default")
+SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4")
+"""Settings scored against the default on the tuning seeds of the size space
+(`results/search_quality_sss_tuning/DECISION.md`, the rule declared before their runs)."""
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", (*_MAIN, "proxies")),
     Study("cifar100", "cifar100", "profile", (*_MAIN, "proxies")),
     Study("ImageNet16-120", "ImageNet16-120", "profile", (*_MAIN, "proxies", "measured-norescue")),
+    Study("sss-cifar10", "cifar10", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
+    Study("sss-cifar100", "cifar100", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
+    Study("sss-ImageNet16-120", "ImageNet16-120", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
 )}
+TSS_STUDIES: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
+"""The studies run when ``--studies`` is not given (``sss-*``: the size space, `results/search_quality_sss`)."""
 
 
 # ----------------------------------------------------------------------------- set-up
 
 
-def proxies_profile(dataset: str, work_dir: Path) -> Path:
+def proxies_profile(dataset: str, work_dir: Path, space_name: str = "tss") -> Path:
     """The shipped profile restricted to the deployed networks whose proxies the shipped table
     holds for ``dataset`` (written once under ``work_dir``)."""
 
-    path = work_dir / f"profile_proxies_{dataset}.csv.gz"
+    path = work_dir / f"profile_proxies_{space_name}_{dataset}.csv.gz"
     if path.exists():
         return path
-    space = get_space("tss")
+    space = get_space(space_name)
     keys = {space.deployed_key(space.arch_at(int(r["arch_index"])))
-            for r in read_proxy_rows(default_table_path("tss")) if r["dataset"] == dataset}
+            for r in read_proxy_rows(default_table_path(space_name)) if r["dataset"] == dataset}
     if not keys:
         raise UsageError(f"the shipped proxy table holds no {dataset} rows")
     source = RecordedMeter(space=space).path
@@ -166,13 +180,13 @@ def proxies_profile(dataset: str, work_dir: Path) -> Path:
 def config_for(study: Study, method: str, seed: int, out: Path | None, profile: str | None) -> Any:
     """The `SearchConfig` of one run: the shared settings plus the method's."""
 
-    return SearchConfig(budget=BUDGET, space="tss", dataset=study.dataset, hardware="recorded",
+    return SearchConfig(budget=BUDGET, space=study.space, dataset=study.dataset, hardware="recorded",
                         profile=profile, seed=seed, out=None if out is None else str(out), quiet=True,
                         **METHODS[method])
 
 
 def study_profile(study: Study, work_dir: Path) -> str | None:
-    return str(proxies_profile(study.dataset, work_dir)) if study.subspace == "proxies" else None
+    return str(proxies_profile(study.dataset, work_dir, study.space)) if study.subspace == "proxies" else None
 
 
 # ----------------------------------------------------------------------------- truth
@@ -201,9 +215,9 @@ def build_truth(study: Study, work_dir: Path) -> Truth:
         keys.append(components.key_of(arch))
         points.append([acc, thr, energy])
     pts = np.asarray(points, dtype=float)
-    floor = default_floor_pct("tss", study.dataset)
+    floor = default_floor_pct(study.space, study.dataset)
     if floor is None:
-        raise UsageError(f"no shipped accuracy floor for tss {study.dataset}")
+        raise UsageError(f"no shipped accuracy floor for {study.space} {study.dataset}")
     region = region_from_points(pts, OBJECTIVES, floor, floor_from="median of the space's deployed networks",
                                 refs_from="the slowest and most energy-hungry network of the subspace")
     feasible = region.feasible_mask(pts, OBJECTIVES)
@@ -376,7 +390,7 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="experiments/search_quality.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--studies", default=",".join(STUDIES), help="comma-separated, from: " + ", ".join(STUDIES))
+    p.add_argument("--studies", default=",".join(TSS_STUDIES), help="comma-separated, from: " + ", ".join(STUDIES))
     p.add_argument("--methods", default=None, help="comma-separated subset of each study's methods")
     p.add_argument("--seeds", default=None, help="e.g. 100-119 (default: the declared held-out seeds)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
