@@ -80,7 +80,7 @@ from lib.search_curves import (  # noqa: F401  (re-exported)
     regret_curve,
     regret_limits,
 )
-from lib.search_report import plot_curves, write_csv, write_readme, write_truth
+from lib.search_report import ACCURACY_TEXT, plot_curves, write_csv, write_readme, write_truth
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
@@ -437,7 +437,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{len(jobs)} runs to do", flush=True)
         run_all(jobs, args.jobs, None if args.deadline_min is None else 60 * args.deadline_min)
     quality_rows, factor_rows, truths, all_curves = summarize(args.out, studies, seeds, args.work_dir)
-    plot_curves(args.out, all_curves, list(METHODS))
+    plot_curves(args.out, all_curves, list(METHODS), {s.name: f"{s.space.upper()} {s.dataset}" for s in studies})
     write_csv(quality_rows, args.out / "quality.csv")
     write_csv(factor_rows, args.out / "factors.csv")
     for t in truths.values():
@@ -445,7 +445,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     command = "python experiments/search_quality.py " + " ".join(
         a for a in argv if a not in args.note and a != "--note")
     write_readme(args.out, quality_rows, factor_rows, truths, seeds, command.strip(), args.note,
-                 methods=list(METHODS), baseline=BASELINE, checkpoints=CHECKPOINTS, tuning_seeds=TUNING_SEEDS)
+                 methods=list(METHODS), baseline=BASELINE, checkpoints=CHECKPOINTS, tuning_seeds=TUNING_SEEDS,
+                 accuracy_text="; ".join(dict.fromkeys(ACCURACY_TEXT[s.space] for s in studies)))
     for r in quality_rows:
         print(f"{r['study']:>16} {r['method']:>9}: quality at 100 {r['quality_at_100']:.3f}, at 200 "
               f"{r['quality_at_200']:.3f} (n={r['n_seeds']})")

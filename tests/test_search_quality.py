@@ -119,3 +119,16 @@ def test_the_proxies_profile_keeps_the_networks_the_proxy_table_holds(sq, tmp_pa
         rows = list(csv.DictReader(f))
     assert len(rows) > 0 and len(rows) <= sum(1 for _ in RecordedMeter().rows())
     assert sq.proxies_profile("cifar10", tmp_path) == path  # the second call reads the file written
+
+
+def test_the_size_space_studies_search_the_size_space_with_every_rival(sq):
+    """The ``sss-*`` studies run every rival of the topology space's studies (bar the default's
+    own configuration spelt out, ``free+structure``) on ``--space sss``; a plain run leaves them out."""
+    tss_rivals = set(sq.STUDIES["cifar10"].methods) - {"free+structure"}
+    for name in ("sss-cifar10", "sss-cifar100", "sss-ImageNet16-120"):
+        study = sq.STUDIES[name]
+        assert study.space == "sss" and tss_rivals <= set(study.methods)
+        config = sq.config_for(study, "default", 100, None, None).validate()
+        assert config.space == "sss" and config.dataset == study.dataset
+    assert not any(n.startswith("sss-") for n in sq.TSS_STUDIES)
+    assert sq.build_parser().parse_args([]).studies == ",".join(sq.TSS_STUDIES)

@@ -13,10 +13,18 @@ import numpy as np
 
 from lib.search_curves import OBJECTIVES, Truth
 
+ACCURACY_TSS = "NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells)"
+ACCURACY_SSS = ("NATS-Bench 90-epoch x-valid accuracy (the size space records no 12-epoch values; one "
+                "training seed)")
+ACCURACY_TEXT: dict[str, str] = {"tss": ACCURACY_TSS, "sss": ACCURACY_SSS}
+"""The accuracy each space's search scores, as the README states it."""
 
-def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods: Sequence[str]) -> list[Path]:
+
+def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods: Sequence[str],
+                titles: dict[str, str] | None = None) -> list[Path]:
     """``quality_curves.png``/``.pdf``: per study, each method's median quality ratio after each
-    evaluation with its interquartile band over the seeds."""
+    evaluation with its interquartile band over the seeds (``titles``: a study's panel title,
+    ``TSS <study>`` where not given)."""
     import matplotlib  # lazy: plotting only
 
     matplotlib.use("Agg")
@@ -33,7 +41,7 @@ def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods
             q25, q50, q75 = np.percentile(c, [25, 50, 75], axis=0)
             ax.plot(x, q50, color=colours[method], label=f"{method} (n={len(c)})", lw=1.6)
             ax.fill_between(x, q25, q75, color=colours[method], alpha=0.18, lw=0)
-        ax.set_title(f"TSS {name}")
+        ax.set_title((titles or {}).get(name, f"TSS {name}"))
         ax.set_xlabel("full evaluations")
         ax.set_ylim(0.6, 1.005)
         ax.grid(alpha=0.3)
@@ -70,14 +78,14 @@ def _fmt_factor(r: dict[str, Any]) -> str:
 def write_readme(out: Path, quality_rows: Sequence[dict[str, Any]], factor_rows: Sequence[dict[str, Any]],
                  truths: dict[str, Truth], seeds: Sequence[int], command: str, notes: Sequence[str], *,
                  methods: Sequence[str], baseline: str, checkpoints: Sequence[int],
-                 tuning_seeds: Sequence[int]) -> None:
+                 tuning_seeds: Sequence[int], accuracy_text: str = ACCURACY_TSS) -> None:
     tuning = set(seeds) <= set(tuning_seeds)
     lines = [f"# Search quality on {'the tuning seeds' if tuning else 'held-out seeds'}", "",
              "Produced by `" + command + "` (`experiments/search_quality.py`; its docstring declares the "
              "measure, the seeds and the rivals). Seeds reported: "
              f"{seeds[0]}-{seeds[-1]} ({len(seeds)}); settings may be chosen on seeds 0-9 only"
              + (" (these)" if tuning else ", and none was changed on these") + ". Budget 200 full evaluations per run; recorded H200 profile, modelled "
-             "optimal clocks, NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells).", ""]
+             "optimal clocks, " + accuracy_text + ".", ""]
     lines += ["## The searched subspaces and their best possible quality", "",
               "| study | networks (learnable) | floor % | throughput ref img/s | energy ref J/img | region-front networks | best volume |",
               "|---|---|---|---|---|---|---|"]
