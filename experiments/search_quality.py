@@ -119,6 +119,8 @@ METHODS: dict[str, dict[str, Any]] = {
     "recall0.8": {"target_recall": 0.8},
     "structure+proxies": {"filter_features": ("size", "structure", "proxies")},
     "structure+proxies+screen4": {"filter_features": ("size", "structure", "proxies"), "screen": 4},
+    "structure+proxies+screen8": {"filter_features": ("size", "structure", "proxies"), "screen": 8},
+    "structure+proxies+screen16": {"filter_features": ("size", "structure", "proxies"), "screen": 16},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
@@ -137,7 +139,8 @@ class Study:
 
 _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
 _SSS = ("random", "tpe", "nsga2", "threshold", "free", "proxies", "measured", "default")
-SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4")
+SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4",
+                                   "structure+proxies+screen8", "structure+proxies+screen16")
 """Settings scored against the default on the tuning seeds of the size space
 (`results/search_quality_sss_tuning/DECISION.md`, the rule declared before their runs)."""
 STUDIES: dict[str, Study] = {s.name: s for s in (
@@ -235,7 +238,7 @@ RUN_COLUMNS = ("evaluation_number", "trial_number", "network", "accuracy_pct", "
 
 def run_files(out: Path, study: str, method: str, seed: int) -> tuple[Path, Path]:
     base = out / "runs" / study / f"{method}_s{seed:03d}"
-    return base.with_suffix(".csv.gz"), base.with_suffix(".json")
+    return base.parent / f"{base.name}.csv.gz", base.parent / f"{base.name}.json"  # a name may hold a dot
 
 
 def run_one(job: tuple[str, str, int, str, str]) -> str:

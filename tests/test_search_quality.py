@@ -132,3 +132,10 @@ def test_the_size_space_studies_search_the_size_space_with_every_rival(sq):
         assert config.space == "sss" and config.dataset == study.dataset
     assert not any(n.startswith("sss-") for n in sq.TSS_STUDIES)
     assert sq.build_parser().parse_args([]).studies == ",".join(sq.TSS_STUDIES)
+
+
+def test_a_method_whose_name_holds_a_dot_keeps_its_own_run_files(sq, tmp_path):
+    csv_a, json_a = sq.run_files(tmp_path, "sss-cifar10", "recall0.8", 1)
+    csv_b, json_b = sq.run_files(tmp_path, "sss-cifar10", "recall0.8", 2)
+    assert csv_a.name == "recall0.8_s001.csv.gz" and json_a.name == "recall0.8_s001.json"
+    assert len({csv_a, json_a, csv_b, json_b}) == 4
