@@ -30,7 +30,17 @@ profile: identical to it up to the stall, so it shows what the rescue adds. ``fr
 (the free features given explicitly) is the default's configuration; it ran on the tuning seeds
 before the choice.
 
-**Studies** (`STUDIES`): a dataset and the subspace searched. ``profile``: every deployed network the
+**Studies** (`STUDIES`): a space, a dataset and the subspace searched. ``cifar10``, ``cifar100`` and
+``ImageNet16-120`` search the topology space (the default ``--studies``); ``sss-cifar10``,
+``sss-cifar100`` and ``sss-ImageNet16-120`` the size space (``--space sss``: the 4,096 configurations
+profiled at 32x32, or those recorded at 16x16), with every rival of the topology studies
+(`results/search_quality_sss`). There the search scores the 90-epoch x-valid accuracy (the size
+space records no 12-epoch values) and the dominance filter defaults to target recall 0.8
+(`results/search_quality_sss_tuning/DECISION.md`, seeds 0-9); the rivals that name their features
+keep 0.95, so that each means the same in both spaces. `SSS_CANDIDATES` are the settings scored
+against the default on those tuning seeds.
+
+The subspace: ``profile``: every deployed network the
 recorded profile holds at the dataset's input (CIFAR: all 6,040; ImageNet16-120: the classes
 recorded at 16x16 so far); ``proxies``: only the networks whose proxies the shipped table holds for
 that dataset (a profile restricted to them is written under ``--work-dir``). A candidate outside the
@@ -49,6 +59,7 @@ counts and wall time; the script resumes from them), then ``OUT/quality.csv``, `
 ``OUT/truth_<study>.json`` and ``OUT/README.md``::
 
     python experiments/search_quality.py [--studies cifar10,cifar100] [--methods tpe,default] [--jobs 2]
+    python experiments/search_quality.py --studies sss-cifar10 --out results/search_quality_sss
 """
 
 from __future__ import annotations
