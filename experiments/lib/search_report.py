@@ -34,7 +34,7 @@ def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods
     if not names:
         return []
     colours = {m: plt.get_cmap("tab10")(i) for i, m in enumerate(methods)}
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(max(4.6 * len(names), 7.0), 4.0), squeeze=False)
     for ax, name in zip(axes[0], names):
         for method, c in all_curves[name].items():
             x = np.arange(1, c.shape[1] + 1)
@@ -43,7 +43,8 @@ def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods
             ax.fill_between(x, q25, q75, color=colours[method], alpha=0.18, lw=0)
         ax.set_title((titles or {}).get(name, f"TSS {name}"))
         ax.set_xlabel("full evaluations")
-        ax.set_ylim(0.6, 1.005)
+        at_50 = [float(np.median(c[:, min(49, c.shape[1] - 1)])) for c in all_curves[name].values()]
+        ax.set_ylim(min(0.6, np.floor(10 * min(at_50)) / 10), 1.005)  # every median from evaluation 50 on
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("deploy hypervolume / best possible")
     axes[0][-1].legend(fontsize=8, loc="lower right")
