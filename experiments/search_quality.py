@@ -30,7 +30,17 @@ profile: identical to it up to the stall, so it shows what the rescue adds. ``fr
 (the free features given explicitly) is the default's configuration; it ran on the tuning seeds
 before the choice.
 
-**Studies** (`STUDIES`): a dataset and the subspace searched. ``profile``: every deployed network the
+**Studies** (`STUDIES`): a space, a dataset and the subspace searched. ``cifar10``, ``cifar100`` and
+``ImageNet16-120`` search the topology space (the default ``--studies``); ``sss-cifar10``,
+``sss-cifar100`` and ``sss-ImageNet16-120`` the size space (``--space sss``: the 4,096 configurations
+profiled at 32x32, or those recorded at 16x16), with every rival of the topology studies
+(`results/search_quality_sss`). There the search scores the 90-epoch x-valid accuracy (the size
+space records no 12-epoch values) and the dominance filter defaults to target recall 0.8
+(`results/search_quality_sss_tuning/DECISION.md`, seeds 0-9); the rivals that name their features
+keep 0.95, so that each means the same in both spaces. `SSS_CANDIDATES` are the settings scored
+against the default on those tuning seeds.
+
+The subspace: ``profile``: every deployed network the
 recorded profile holds at the dataset's input (CIFAR: all 6,040; ImageNet16-120: the classes
 recorded at 16x16 so far); ``proxies``: only the networks whose proxies the shipped table holds for
 that dataset (a profile restricted to them is written under ``--work-dir``). A candidate outside the
@@ -49,6 +59,7 @@ counts and wall time; the script resumes from them), then ``OUT/quality.csv``, `
 ``OUT/truth_<study>.json`` and ``OUT/README.md``::
 
     python experiments/search_quality.py [--studies cifar10,cifar100] [--methods tpe,default] [--jobs 2]
+    python experiments/search_quality.py --studies sss-cifar10 --out results/search_quality_sss
 """
 
 from __future__ import annotations
@@ -80,7 +91,7 @@ from lib.search_curves import (  # noqa: F401  (re-exported)
     regret_curve,
     regret_limits,
 )
-from lib.search_report import plot_curves, write_csv, write_readme, write_truth
+from lib.search_report import ACCURACY_TEXT, plot_curves, write_csv, write_readme, write_truth
 
 from nasenergy._cli import OneLineParser, run_main
 from nasenergy.errors import UsageError
@@ -109,12 +120,18 @@ METHODS: dict[str, dict[str, Any]] = {
     "tpe": {"sampler": "tpe", "filter": "none"},
     "nsga2": {"sampler": "nsga2", "filter": "none"},
     "threshold": {"sampler": "tpe", "filter": "threshold"},
-    "free": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size",)},
-    "free+structure": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "structure")},
-    "proxies": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "proxies")},
-    "measured": {"filter_features": ("measured", "size", "structure")},
-    "measured-norescue": {"filter_features": ("measured", "size", "structure"), "budget_rescue": False},
+    "free": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size",), "target_recall": 0.95},
+    "free+structure": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "structure"), "target_recall": 0.95},
+    "proxies": {"sampler": "tpe", "filter": "dominance", "filter_features": ("size", "proxies"), "target_recall": 0.95},
+    "measured": {"filter_features": ("measured", "size", "structure"), "target_recall": 0.95},
+    "measured-norescue": {"filter_features": ("measured", "size", "structure"), "budget_rescue": False, "target_recall": 0.95},
     "default": {},
+    "screen4": {"filter_features": ("size", "structure"), "screen": 4, "target_recall": 0.95},
+    "recall0.8": {"filter_features": ("size", "structure"), "target_recall": 0.8},
+    "structure+proxies": {"filter_features": ("size", "structure", "proxies"), "target_recall": 0.95},
+    "structure+proxies+screen4": {"filter_features": ("size", "structure", "proxies"), "screen": 4, "target_recall": 0.95},
+    "structure+proxies+screen8": {"filter_features": ("size", "structure", "proxies"), "screen": 8, "target_recall": 0.95},
+    "structure+proxies+screen16": {"filter_features": ("size", "structure", "proxies"), "screen": 16, "target_recall": 0.95},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
@@ -128,29 +145,40 @@ class Study:
     dataset: str
     subspace: str
     methods: tuple[str, ...]
+    space: str = "tss"
 
 
 _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
+_SSS = (*_MAIN, "proxies")
+SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4",
+                                   "structure+proxies+screen8", "structure+proxies+screen16")
+"""Settings scored against the default on the tuning seeds of the size space
+(`results/search_quality_sss_tuning/DECISION.md`, the rule declared before their runs)."""
 STUDIES: dict[str, Study] = {s.name: s for s in (
     Study("cifar10", "cifar10", "profile", (*_MAIN, "proxies")),
     Study("cifar100", "cifar100", "profile", (*_MAIN, "proxies")),
     Study("ImageNet16-120", "ImageNet16-120", "profile", (*_MAIN, "proxies", "measured-norescue")),
+    Study("sss-cifar10", "cifar10", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
+    Study("sss-cifar100", "cifar100", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
+    Study("sss-ImageNet16-120", "ImageNet16-120", "profile", (*_SSS, *SSS_CANDIDATES), space="sss"),
 )}
+TSS_STUDIES: tuple[str, ...] = ("cifar10", "cifar100", "ImageNet16-120")
+"""The studies run when ``--studies`` is not given (``sss-*``: the size space, `results/search_quality_sss`)."""
 
 
 # ----------------------------------------------------------------------------- set-up
 
 
-def proxies_profile(dataset: str, work_dir: Path) -> Path:
+def proxies_profile(dataset: str, work_dir: Path, space_name: str = "tss") -> Path:
     """The shipped profile restricted to the deployed networks whose proxies the shipped table
     holds for ``dataset`` (written once under ``work_dir``)."""
 
-    path = work_dir / f"profile_proxies_{dataset}.csv.gz"
+    path = work_dir / f"profile_proxies_{space_name}_{dataset}.csv.gz"
     if path.exists():
         return path
-    space = get_space("tss")
+    space = get_space(space_name)
     keys = {space.deployed_key(space.arch_at(int(r["arch_index"])))
-            for r in read_proxy_rows(default_table_path("tss")) if r["dataset"] == dataset}
+            for r in read_proxy_rows(default_table_path(space_name)) if r["dataset"] == dataset}
     if not keys:
         raise UsageError(f"the shipped proxy table holds no {dataset} rows")
     source = RecordedMeter(space=space).path
@@ -166,13 +194,13 @@ def proxies_profile(dataset: str, work_dir: Path) -> Path:
 def config_for(study: Study, method: str, seed: int, out: Path | None, profile: str | None) -> Any:
     """The `SearchConfig` of one run: the shared settings plus the method's."""
 
-    return SearchConfig(budget=BUDGET, space="tss", dataset=study.dataset, hardware="recorded",
+    return SearchConfig(budget=BUDGET, space=study.space, dataset=study.dataset, hardware="recorded",
                         profile=profile, seed=seed, out=None if out is None else str(out), quiet=True,
                         **METHODS[method])
 
 
 def study_profile(study: Study, work_dir: Path) -> str | None:
-    return str(proxies_profile(study.dataset, work_dir)) if study.subspace == "proxies" else None
+    return str(proxies_profile(study.dataset, work_dir, study.space)) if study.subspace == "proxies" else None
 
 
 # ----------------------------------------------------------------------------- truth
@@ -201,9 +229,9 @@ def build_truth(study: Study, work_dir: Path) -> Truth:
         keys.append(components.key_of(arch))
         points.append([acc, thr, energy])
     pts = np.asarray(points, dtype=float)
-    floor = default_floor_pct("tss", study.dataset)
+    floor = default_floor_pct(study.space, study.dataset)
     if floor is None:
-        raise UsageError(f"no shipped accuracy floor for tss {study.dataset}")
+        raise UsageError(f"no shipped accuracy floor for {study.space} {study.dataset}")
     region = region_from_points(pts, OBJECTIVES, floor, floor_from="median of the space's deployed networks",
                                 refs_from="the slowest and most energy-hungry network of the subspace")
     feasible = region.feasible_mask(pts, OBJECTIVES)
@@ -221,7 +249,7 @@ RUN_COLUMNS = ("evaluation_number", "trial_number", "network", "accuracy_pct", "
 
 def run_files(out: Path, study: str, method: str, seed: int) -> tuple[Path, Path]:
     base = out / "runs" / study / f"{method}_s{seed:03d}"
-    return base.with_suffix(".csv.gz"), base.with_suffix(".json")
+    return base.parent / f"{base.name}.csv.gz", base.parent / f"{base.name}.json"  # a name may hold a dot
 
 
 def run_one(job: tuple[str, str, int, str, str]) -> str:
@@ -376,7 +404,7 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="experiments/search_quality.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--studies", default=",".join(STUDIES), help="comma-separated, from: " + ", ".join(STUDIES))
+    p.add_argument("--studies", default=",".join(TSS_STUDIES), help="comma-separated, from: " + ", ".join(STUDIES))
     p.add_argument("--methods", default=None, help="comma-separated subset of each study's methods")
     p.add_argument("--seeds", default=None, help="e.g. 100-119 (default: the declared held-out seeds)")
     p.add_argument("--jobs", type=int, default=1, help="parallel processes")
@@ -423,7 +451,7 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{len(jobs)} runs to do", flush=True)
         run_all(jobs, args.jobs, None if args.deadline_min is None else 60 * args.deadline_min)
     quality_rows, factor_rows, truths, all_curves = summarize(args.out, studies, seeds, args.work_dir)
-    plot_curves(args.out, all_curves, list(METHODS))
+    plot_curves(args.out, all_curves, list(METHODS), {s.name: f"{s.space.upper()} {s.dataset}" for s in studies})
     write_csv(quality_rows, args.out / "quality.csv")
     write_csv(factor_rows, args.out / "factors.csv")
     for t in truths.values():
@@ -431,7 +459,8 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     command = "python experiments/search_quality.py " + " ".join(
         a for a in argv if a not in args.note and a != "--note")
     write_readme(args.out, quality_rows, factor_rows, truths, seeds, command.strip(), args.note,
-                 methods=list(METHODS), baseline=BASELINE, checkpoints=CHECKPOINTS, tuning_seeds=TUNING_SEEDS)
+                 methods=list(METHODS), baseline=BASELINE, checkpoints=CHECKPOINTS, tuning_seeds=TUNING_SEEDS,
+                 accuracy_text="; ".join(dict.fromkeys(ACCURACY_TEXT[s.space] for s in studies)))
     for r in quality_rows:
         print(f"{r['study']:>16} {r['method']:>9}: quality at 100 {r['quality_at_100']:.3f}, at 200 "
               f"{r['quality_at_200']:.3f} (n={r['n_seeds']})")

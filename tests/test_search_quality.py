@@ -119,3 +119,23 @@ def test_the_proxies_profile_keeps_the_networks_the_proxy_table_holds(sq, tmp_pa
         rows = list(csv.DictReader(f))
     assert len(rows) > 0 and len(rows) <= sum(1 for _ in RecordedMeter().rows())
     assert sq.proxies_profile("cifar10", tmp_path) == path  # the second call reads the file written
+
+
+def test_the_size_space_studies_search_the_size_space_with_every_rival(sq):
+    """The ``sss-*`` studies run every rival of the topology space's studies on ``--space sss``; a
+    plain run leaves them out."""
+    tss_rivals = set(sq.STUDIES["cifar10"].methods)
+    for name in ("sss-cifar10", "sss-cifar100", "sss-ImageNet16-120"):
+        study = sq.STUDIES[name]
+        assert study.space == "sss" and tss_rivals <= set(study.methods)
+        config = sq.config_for(study, "default", 100, None, None).validate()
+        assert config.space == "sss" and config.dataset == study.dataset
+    assert not any(n.startswith("sss-") for n in sq.TSS_STUDIES)
+    assert sq.build_parser().parse_args([]).studies == ",".join(sq.TSS_STUDIES)
+
+
+def test_a_method_whose_name_holds_a_dot_keeps_its_own_run_files(sq, tmp_path):
+    csv_a, json_a = sq.run_files(tmp_path, "sss-cifar10", "recall0.8", 1)
+    csv_b, json_b = sq.run_files(tmp_path, "sss-cifar10", "recall0.8", 2)
+    assert csv_a.name == "recall0.8_s001.csv.gz" and json_a.name == "recall0.8_s001.json"
+    assert len({csv_a, json_a, csv_b, json_b}) == 4

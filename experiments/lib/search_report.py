@@ -13,10 +13,18 @@ import numpy as np
 
 from lib.search_curves import OBJECTIVES, Truth
 
+ACCURACY_TSS = "NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells)"
+ACCURACY_SSS = ("NATS-Bench 90-epoch x-valid accuracy (the size space records no 12-epoch values; one "
+                "training seed)")
+ACCURACY_TEXT: dict[str, str] = {"tss": ACCURACY_TSS, "sss": ACCURACY_SSS}
+"""The accuracy each space's search scores, as the README states it."""
 
-def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods: Sequence[str]) -> list[Path]:
+
+def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods: Sequence[str],
+                titles: dict[str, str] | None = None) -> list[Path]:
     """``quality_curves.png``/``.pdf``: per study, each method's median quality ratio after each
-    evaluation with its interquartile band over the seeds."""
+    evaluation with its interquartile band over the seeds (``titles``: a study's panel title,
+    ``TSS <study>`` where not given)."""
     import matplotlib  # lazy: plotting only
 
     matplotlib.use("Agg")
@@ -26,16 +34,17 @@ def plot_curves(out: Path, all_curves: dict[str, dict[str, np.ndarray]], methods
     if not names:
         return []
     colours = {m: plt.get_cmap("tab10")(i) for i, m in enumerate(methods)}
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 4.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(max(4.6 * len(names), 7.0), 4.0), squeeze=False)
     for ax, name in zip(axes[0], names):
         for method, c in all_curves[name].items():
             x = np.arange(1, c.shape[1] + 1)
             q25, q50, q75 = np.percentile(c, [25, 50, 75], axis=0)
             ax.plot(x, q50, color=colours[method], label=f"{method} (n={len(c)})", lw=1.6)
             ax.fill_between(x, q25, q75, color=colours[method], alpha=0.18, lw=0)
-        ax.set_title(f"TSS {name}")
+        ax.set_title((titles or {}).get(name, f"TSS {name}"))
         ax.set_xlabel("full evaluations")
-        ax.set_ylim(0.6, 1.005)
+        at_50 = [float(np.median(c[:, min(49, c.shape[1] - 1)])) for c in all_curves[name].values()]
+        ax.set_ylim(min(0.6, np.floor(10 * min(at_50)) / 10), 1.005)  # every median from evaluation 50 on
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("deploy hypervolume / best possible")
     axes[0][-1].legend(fontsize=8, loc="lower right")
@@ -70,14 +79,14 @@ def _fmt_factor(r: dict[str, Any]) -> str:
 def write_readme(out: Path, quality_rows: Sequence[dict[str, Any]], factor_rows: Sequence[dict[str, Any]],
                  truths: dict[str, Truth], seeds: Sequence[int], command: str, notes: Sequence[str], *,
                  methods: Sequence[str], baseline: str, checkpoints: Sequence[int],
-                 tuning_seeds: Sequence[int]) -> None:
+                 tuning_seeds: Sequence[int], accuracy_text: str = ACCURACY_TSS) -> None:
     tuning = set(seeds) <= set(tuning_seeds)
     lines = [f"# Search quality on {'the tuning seeds' if tuning else 'held-out seeds'}", "",
              "Produced by `" + command + "` (`experiments/search_quality.py`; its docstring declares the "
              "measure, the seeds and the rivals). Seeds reported: "
              f"{seeds[0]}-{seeds[-1]} ({len(seeds)}); settings may be chosen on seeds 0-9 only"
              + (" (these)" if tuning else ", and none was changed on these") + ". Budget 200 full evaluations per run; recorded H200 profile, modelled "
-             "optimal clocks, NATS-Bench 12-epoch x-valid accuracy (mean over a deployed network's cells).", ""]
+             "optimal clocks, " + accuracy_text + ".", ""]
     lines += ["## The searched subspaces and their best possible quality", "",
               "| study | networks (learnable) | floor % | throughput ref img/s | energy ref J/img | region-front networks | best volume |",
               "|---|---|---|---|---|---|---|"]

@@ -19,6 +19,7 @@ from nasenergy.objectives import OBJECTIVE_NAMES
 from nasenergy.run.files import load_run
 from nasenergy.run.front_table import front_table
 from nasenergy.search.command.components import ComponentsFactory, build_components
+from nasenergy.search.command.config_defaults import SPACE_TARGET_RECALL
 from nasenergy.search.command.config import (
     DEFAULT_PATIENCE,
     ESTIMATES,
@@ -172,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--target-recall", type=float, default=None,
                      help="share of would-be front members the filter should let through, in (0, 1] "
                           "(default " + ", ".join(f"{FILTERS.get(k).default_target_recall:g} for {k}" for k in FILTERS.names()
-                                                  if "target_recall" in FILTERS.get(k).search_options) + ")")
+                                                  if "target_recall" in FILTERS.get(k).search_options)
+                          + "; " + ", ".join(f"{r:g} for dominance with --space {sp}" for sp, r in SPACE_TARGET_RECALL.items())
+                          + ")")
     how.add_argument("--filter-features", metavar="GROUPS", default=",".join(_DEFAULTS.filter_features),
                      help="what the accuracy model of --filter dominance and of --screen reads, a comma list of "
                           "measured (utilization, throughput, energy of the cheap measurement), size (FLOPs, "

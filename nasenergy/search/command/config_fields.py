@@ -57,7 +57,8 @@ class SearchSettings:
         filter: the utilization filter: ``dominance``, ``threshold``, ``none`` or a registered one
             (`nasenergy.filter.registry`).
         target_recall: the share of would-be front members the filter aims to let through (0..1];
-            ``None`` takes the filter's default (`default_target_recall`).
+            ``None`` takes the filter's default in the space (`default_target_recall`: 0.95; 0.8
+            for the dominance filter in the size space).
         filter_features: which features the accuracy model of the dominance filter and of
             screening reads: groups of `nasenergy.search.command.filter_features.FEATURE_GROUPS`
             (``measured``, ``size``, ``structure``, ``proxies``, ``proxies-live``); stored in
@@ -169,7 +170,7 @@ class SearchSettings:
 
     def __post_init__(self) -> None:
         if self.target_recall is None:  # the filter's own default, so it is stored and shown resolved
-            object.__setattr__(self, "target_recall", default_target_recall(self.filter))
+            object.__setattr__(self, "target_recall", default_target_recall(self.filter, self.space))
         try:  # the dataset's one name, whatever the spelling; validate refuses an unknown one
             object.__setattr__(self, "dataset", canonical_dataset(self.dataset))
         except UsageError:
