@@ -77,7 +77,8 @@ class Progress:
         front = ParetoFront.from_points(points, self._objectives)
         self._bar.total = status.budget
         self._bar.n = status.done
-        counts = {"seen": len(trials), "filtered": outcomes[oc.FILTERED], "dup": outcomes[oc.DUPLICATE]}
+        counts: dict[str, int | str] = {"seen": len(trials), "filtered": outcomes[oc.FILTERED],
+                                        "dup": outcomes[oc.DUPLICATE]}
         if outcomes[oc.NOT_RECORDED]:  # candidates a partial recorded profile cannot measure
             counts["not_recorded"] = outcomes[oc.NOT_RECORDED]
         if outcomes[oc.INFEASIBLE]:  # networks that cannot learn
