@@ -24,11 +24,11 @@ a run cut off by a time limit resumes):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import functools
 import json
 import math
-import platform
 import sys
 import time
 from pathlib import Path
@@ -47,8 +47,8 @@ from nasenergy.train.network import build_for_data  # noqa: E402
 from nasenergy.train.options import TrainOptions  # noqa: E402
 from nasenergy.hardware.peaks import datasheet_peak_flops  # noqa: E402
 from nasenergy.train.packing import TrainJob, choose_slots, train_packed, training_utilization  # noqa: E402
-from nasenergy.train.recipe import TrainRecipe  # noqa: E402
-from nasenergy.train.trainer import train_model  # noqa: E402
+from nasenergy.train.recipe import NATS_RECIPE, TrainRecipe  # noqa: E402
+from nasenergy.train.trainer import device_name, evaluate_accuracy, train_model  # noqa: E402
 from search_spaces import get_space  # noqa: E402
 
 STAGES = ("speed", "pack", "parity", "fidelity")
@@ -104,7 +104,7 @@ def plain_loop(model: Any, data: Any, *, epochs: int, device: str, seed: int, hf
     steps = x.shape[0] // bs
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / (epochs * steps))))
     loss_fn = torch.nn.CrossEntropyLoss()
-    pad = max(1, round(4 * data.input_shape[1] / 32))
+    pad = NATS_RECIPE.padding_px(data.input_shape[1])
     for _ in range(epochs):
         order = torch.randperm(x.shape[0], device=dev, generator=gen)
         for i in range(steps):
@@ -115,14 +115,9 @@ def plain_loop(model: Any, data: Any, *, epochs: int, device: str, seed: int, hf
             loss.backward()
             opt.step()
             sched.step()
-    model.eval()
-    correct = 0
-    with torch.no_grad():
-        xv = torch.from_numpy(data.x_val).to(dev)
-        yv = torch.from_numpy(data.y_val).to(dev)
-        for i in range(0, xv.shape[0], 1024):
-            correct += int((model(normalise(xv[i:i + 1024], mean, std)).argmax(1) == yv[i:i + 1024]).sum())
-    return {"val_accuracy_pct": 100.0 * correct / xv.shape[0]}
+    accuracy = evaluate_accuracy(model, torch.from_numpy(data.x_val), torch.from_numpy(data.y_val), mean=mean, std=std,
+                                 device=dev, batch_size=1024, autocast=contextlib.nullcontext, channels_last=False)
+    return {"val_accuracy_pct": accuracy}
 
 
 class Rows:
@@ -198,7 +193,7 @@ def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
                          "images_per_s": res.images_per_s, "peak_memory_mib": res.peak_memory_mib,
                          "settings": json.dumps(res.settings["options"])}
             rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "epochs": args.epochs, "images": args.images,
-                      "flops_per_img": flops, "wall_s": wall, "energy_j": joules, "device_name": _device_name(args.device),
+                      "flops_per_img": flops, "wall_s": wall, "energy_j": joules, "device_name": device_name(args.device),
                       **extra})
 
 
@@ -227,7 +222,7 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
         rows.add({"loop": "packed", "arch": "all", "seed": 0, "slots": slots, "networks": len(rep.trainings),
                   "epochs": args.epochs, "images": args.images, "wall_s": rep.wall_s,
                   "board_energy_j": rep.board_energy_j, "failures": len(rep.failures),
-                  "device_name": _device_name(args.device)})
+                  "device_name": device_name(args.device)})
 
 
 def chosen_slots(speed_csv: Path, device: str) -> int | None:
@@ -272,7 +267,7 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
                                           None, args.device)
                     acc = res.val_accuracy_pct
                 rows.add({"loop": loop, "arch": arch, "seed": seed, "slots": 1, "epochs": args.parity_epochs,
-                          "val_accuracy_pct": acc, "wall_s": wall, "device_name": _device_name(args.device)})
+                          "val_accuracy_pct": acc, "wall_s": wall, "device_name": device_name(args.device)})
 
 
 def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
@@ -293,14 +288,9 @@ def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
             res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=1), options=opts, seed=0,
                                                       energy=None), None, args.device)
             rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "arch_index": idx, "epoch_s": res.epoch_s[0],
-                      "setup_s": res.setup_s, "wall_s": wall, "device_name": _device_name(args.device)})
+                      "setup_s": res.setup_s, "wall_s": wall, "device_name": device_name(args.device)})
 
 
-def _device_name(device: str) -> str:
-
-    import torch
-
-    return torch.cuda.get_device_name(0) if device.startswith("cuda") else f"CPU {platform.machine()}"
 
 
 def main(argv: list[str] | None = None) -> int:

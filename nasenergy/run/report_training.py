@@ -7,18 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nasenergy.run.report_text import _duration
+
 
 def _num(row: Mapping[str, Any], key: str) -> float | None:
     value = row.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.2f} h"
 
 
 def training_lines(evaluated: Sequence[Mapping[str, Any]], filtered: Sequence[Mapping[str, Any]]) -> list[str]:

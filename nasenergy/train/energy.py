@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from nasenergy.hardware.cuda_energy import nvml_for_cuda_device
@@ -25,21 +25,14 @@ class EnergyCounter(Protocol):
 
 @dataclass
 class EnergyLog:
-    """Counter readings taken during a training, with their times.
-
-    Attributes:
-        readings: ``(time_s, energy_mj)`` pairs, in order (``time.monotonic`` seconds).
-    """
+    """Reads a training's energy counter with the time of each reading."""
 
     counter: EnergyCounter
     now: Callable[[], float] = time.monotonic
-    readings: list[tuple[float, int]] = field(default_factory=list)
 
     def mark(self) -> tuple[float, int]:
-        """Read the counter now and keep the reading."""
-        reading = (self.now(), int(self.counter.total_energy_mj()))
-        self.readings.append(reading)
-        return reading
+        """Read the counter now: ``(time_s, energy_mj)`` (``time.monotonic`` seconds)."""
+        return self.now(), int(self.counter.total_energy_mj())
 
     def energy_j(self, start: tuple[float, int], end: tuple[float, int]) -> float:
         """Joules between two readings (the counter wraps at no realistic length)."""

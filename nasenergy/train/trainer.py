@@ -216,7 +216,6 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
     graph: "torch.cuda.CUDAGraph | None" = None
     static_x = static_y = None
     epoch_s: list[float] = []
-    setup_s = 0.0
     _sync(device)
     setup_s = time.perf_counter() - t0
     for epoch in range(start_epoch, recipe.epochs):
@@ -285,14 +284,16 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
         energy_j=energy_j, energy_source=None if energy_j is None else "measured",
         epochs=recipe.epochs, resumed_from_epoch=start_epoch, steps=step,
         settings={"options": {**opts.as_dict(), "data": "device" if on_dev else "host"},
-                  "recipe": recipe.as_dict(), "seed": int(seed), "device_name": _device_name(device),
+                  "recipe": recipe.as_dict(), "seed": int(seed), "device_name": device_name(device),
                   "data": data.name},
     )
 
 
-def _device_name(device: "torch.device") -> str:
+def device_name(device: "torch.device | str") -> str:
+    """The name of the device a training runs on: the GPU's, or ``CPU (<processor>)``."""
     import torch
 
+    device = torch.device(device)
     if device.type == "cuda":
         return str(torch.cuda.get_device_name(device))
     return f"CPU ({platform.processor() or platform.machine()})"

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nasenergy.run.report_text import _duration
 from nasenergy.testing import write_cifar10, write_image_folder, write_npz
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def test_a_search_on_digits_trains_every_evaluated_network(tmp_path: Path) -> No
     report = (out / "report.md").read_text()
     spent = sum(float(r["eval_cost_s"]) for r in evaluated)
     assert "- training spent: " in report and "over 6 trainings of 2 epochs" in report
-    assert f"{spent:.1f} s" in report
+    assert f"- training spent: {_duration(spent)} (measured)" in report
     assert not list((out / "training").glob("*.npz"))  # every checkpoint removed once its training ended
 
 

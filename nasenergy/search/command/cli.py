@@ -279,9 +279,9 @@ def config_from_args(args: argparse.Namespace, notes: list[str] | None = None) -
     """
     objectives = None if args.objectives is None else parse_objectives(args.objectives)
     hardware = "recorded" if args.profile is not None and args.hardware == "auto" else args.hardware
-    dataset, data = args.dataset, None
-    if args.oracle == "train" or args.data is not None:
-        dataset, data, hardware = training_setup(args.oracle, args.data, args.val_fraction, hardware,
+    dataset, data = args.dataset, args.data  # a --data without --oracle train is refused by validate()
+    if args.oracle == "train" and args.data:
+        dataset, data, hardware = training_setup(args.data, args.val_fraction, hardware,
                                                  dataset_given=args.dataset != _DEFAULTS.dataset)
     fitted = fit_to_meter(resolved_meter_kind(hardware, args.space), precision=args.precision,
                           batch_size=args.batch_size, objectives=objectives)

@@ -195,6 +195,17 @@ def search_metrics(config: SearchConfig) -> Metrics:
     return Metrics(search=MetricSpec(split, epochs, "random"), report=default_metrics(config.space).report)
 
 
+def run_hardware(config: SearchConfig, space_name: str, announce: Callable[[str], None] | None) -> str:
+    """The concrete hardware of ``config`` (`resolve_hardware`); with ``--oracle train``, the
+    data is registered in this process first and ``auto`` is this machine's own meter
+    (`nasenergy.search.command.training_setup`), never a recorded profile."""
+    if config.oracle == "train":
+        assert config.data is not None  # validated: --oracle train has --data
+        register_training_data(config.data, config.val_fraction)
+        return live_hardware(config.hardware)
+    return resolve_hardware(config.hardware, announce, space_name=space_name)
+
+
 def check_budget(config: SearchConfig) -> None:
     """Refuse, before any work, a budget larger than the networks the default parts of ``config``
     can evaluate (`nasenergy.search.command.coverage.check_budget_reachable`): what `build_components`
@@ -204,10 +215,7 @@ def check_budget(config: SearchConfig) -> None:
         UsageError: a budget above that number, or a setting the meter cannot serve.
     """
     space = get_space(config.space)
-    hardware = resolve_hardware(config.hardware, None, space_name=space.name)
-    if config.oracle == "train":
-        register_training_data(config.data, config.val_fraction)
-        hardware = live_hardware(hardware)
+    hardware = run_hardware(config, space.name, None)
     if hardware != "recorded":  # a live meter measures any network (and is not opened here)
         check_budget_reachable(config, None, learnable_networks(space, network_key_fn(space, "deployed")))
         return
@@ -241,10 +249,7 @@ def build_components(config: SearchConfig) -> Components:
     """
     space = get_space(config.space)
     announce = None if config.quiet else logger.info
-    hardware = resolve_hardware(config.hardware, announce, space_name=space.name)
-    if config.oracle == "train":
-        register_training_data(config.data, config.val_fraction)
-        hardware = live_hardware(hardware)
+    hardware = run_hardware(config, space.name, announce)
     meter = select_meter(hardware, profile_path=config.profile, space=space, announce=announce,
                          **meter_options(hardware, config))
     check_meter_serves(hardware, config)

@@ -21,6 +21,7 @@ from nasenergy.search.command.config_values import check_choice, parse_search_me
 from nasenergy.search.command.dvfs_modes import DVFS_MODES
 from nasenergy.search.command.filter_features import DEFAULT_FILTER_FEATURES, check_filter_features
 from nasenergy.search.command.run_folder import check_folder_is_ours, check_folder_name
+from nasenergy.search.command.training_setup import check_val_fraction, register_training_data
 from nasenergy.search.command.study_identity import resolved_study_name, run_folder, study_defining
 from search_spaces import dataset_names, space_names
 
@@ -49,6 +50,7 @@ def check_training(settings: SearchSettings) -> None:
     a validation share in (0, 1), and a live meter (a recorded profile is never replayed for
     the user's data, whose input shape and classes it was not measured with)."""
     check_choice("--oracle", settings.oracle, ORACLES)
+    check_val_fraction(settings.val_fraction)
     if settings.oracle == "train":
         if not settings.data:
             raise UsageError("--oracle train needs --data (digits, a CIFAR folder, an image folder or an .npz)")
@@ -57,15 +59,11 @@ def check_training(settings: SearchSettings) -> None:
                              "(or auto), not a recorded profile")
         if settings.benchmark is not None:
             raise UsageError("--benchmark answers from NATS-Bench's tables; --oracle train trains on --data instead")
-        from nasenergy.train.datasets import load_registered  # lazy: imports the data loaders
-
-        load_registered(settings.data, float(settings.val_fraction))  # the data's dataset name, in this process too
+        register_training_data(settings.data, settings.val_fraction)  # the data's dataset name, in this process too
     elif settings.data is not None:
         raise UsageError("--data is the data --oracle train trains on; add --oracle train")
     if not isinstance(settings.epochs, int) or settings.epochs < 1:
         raise UsageError(f"--epochs must be a positive integer, got {settings.epochs!r}")
-    if not 0.0 < float(settings.val_fraction) < 1.0:
-        raise UsageError(f"--val-fraction must be between 0 and 1, got {settings.val_fraction!r}")
 
 
 def check_settings(settings: SearchSettings) -> None:
