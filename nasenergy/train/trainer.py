@@ -187,7 +187,10 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
     bf16 = opts.precision == "bf16"
 
     def autocast() -> Any:
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+        if not bf16:
+            return contextlib.nullcontext()
+        # a captured graph must not keep autocast's cast copies of the weights between replays
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16, cache_enabled=opts.step != "cuda_graph")
 
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=recipe.label_smoothing)
     net: Callable[[torch.Tensor], torch.Tensor] = model
