@@ -31,6 +31,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,14 @@ from nasenergy.train.trainer import device_name, evaluate_accuracy, train_model 
 from search_spaces import get_space  # noqa: E402
 
 STAGES = ("speed", "pack", "parity", "fidelity")
+TRAINER_LOOPS: dict[str, dict[str, Any]] = {
+    "trainer": {},  # auto: bf16 autocast, channels_last, one CUDA graph per step on a GPU
+    "trainer_eager": {"step": "eager"},  # bf16 and channels_last, no graph
+    "trainer_fp32": {"precision": "fp32", "channels_last": False},  # the graph alone
+    "trainer_nchw": {"channels_last": False},  # bf16 and the graph, contiguous memory
+    "trainer_compile": {"step": "compile"},
+}
+"""Ablations of the trainer's settings in the speed stage (``--loops``), each beside the plain loop."""
 
 
 def spanning_networks(n: int) -> list[str]:
@@ -185,8 +194,7 @@ def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
                                            counter, args.device)
                 extra: dict[str, Any] = {"val_accuracy_pct": res["val_accuracy_pct"], "settings": "fp32 eager, torch.optim.SGD"}
             else:
-                step = {"trainer": "auto", "trainer_eager": "eager", "trainer_compile": "compile"}[loop]
-                opts = TrainOptions(device=args.device, step=step)
+                opts = replace(TrainOptions(device=args.device), **TRAINER_LOOPS[loop])
                 res, wall, joules = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.epochs),
                                                                options=opts, seed=0, energy=None), counter, args.device)
                 extra = {"val_accuracy_pct": res.val_accuracy_pct, "setup_s": res.setup_s,
@@ -301,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--networks", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--images", type=int, default=25_000)
-    parser.add_argument("--loops", default="plain,trainer", help="of plain, trainer, trainer_eager, trainer_compile")
+    parser.add_argument("--loops", default="plain,trainer", help=f"of plain, {', '.join(TRAINER_LOOPS)}")
     parser.add_argument("--slots", default="1,2,4,8")
     parser.add_argument("--parity-seeds", default="100,101,102,103,104")
     parser.add_argument("--parity-epochs", type=int, default=30)
@@ -313,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [s for s in stages if s not in STAGES]
     if bad:
         parser.error(f"unknown stage {bad[0]!r}; choose from {', '.join(STAGES)}")
+    bad = [loop for loop in args.loops.split(",") if loop != "plain" and loop not in TRAINER_LOOPS]
+    if bad:
+        parser.error(f"unknown loop {bad[0]!r}; choose from plain, {', '.join(TRAINER_LOOPS)}")
     args.out.mkdir(parents=True, exist_ok=True)
 
     counter = board_counter(args.device)

@@ -26,7 +26,7 @@ stage() {
   timeout $LEFT python3 experiments/train_benchmark.py --out $G --stages "$@" >> $G/log.txt 2>&1
   echo "$1 rc=$? at ${SECONDS}s"
 }
-stage speed --loops plain,trainer,trainer_eager
+stage speed --loops plain,trainer,trainer_eager,trainer_fp32
 stage parity --parity-seeds 100,101,102
 stage pack
 stage fidelity --fidelity-networks 100 --fidelity-loops trainer
