@@ -83,3 +83,13 @@ def test_the_dashboard_hint_names_the_extra_when_it_is_missing(installed, tmp_pa
         assert "pip install -e '.[dashboard]'" in line and "pip install -e '.[dashboard]'" in report
         extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
         assert any(req.startswith("optuna-dashboard") for req in extras[dashboard.DASHBOARD_EXTRA])
+
+
+def test_without_matplotlib_the_run_keeps_its_tables_and_report_and_says_why_no_plot(tmp_path, fake_env, capsys,
+                                                                                   monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)  # `import matplotlib` now fails
+    _, code, run_dir = _run(tmp_path, "--quiet")
+    assert code == 0
+    assert (run_dir / "candidates.csv").is_file() and (run_dir / "report.md").is_file()
+    assert not list(run_dir.glob("*.png"))
+    assert "no plots drawn: matplotlib is not installed" in capsys.readouterr().err

@@ -3,6 +3,7 @@ command (the tables, ``env.json``, the report and the plots)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +58,14 @@ def write_outputs(config: SearchConfig, study: optuna.Study, spec: StorageSpec, 
                            dashboard_command=dashboard_hint(spec.dashboard_command()))
     run_files.write_text_atomic(out / run_files.REPORT_MD, report, private=private)
     names = [run_files.CANDIDATES_CSV, run_files.FRONT_CSV, run_files.CONFIG_JSON, run_files.ENV_JSON, run_files.REPORT_MD]
-    plots = draw_run(record)
+    try:
+        plots = draw_run(record)
+    except ModuleNotFoundError as exc:  # a declared dependency, but the tables and report stand alone
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        print("note: no plots drawn: matplotlib is not installed (pip install matplotlib, then "
+              "python -m nasenergy.plot on the run folder)", file=sys.stderr)
+        plots = []
     if private:
         make_private(out, plots)
     return [out / n for n in names] + plots
