@@ -51,7 +51,9 @@ def evaluations(out: Path) -> list[dict[str, float]]:
         rows = [r for r in csv.DictReader(fh) if r["outcome"] == "evaluated"]
     rows.sort(key=lambda r: int(r["evaluation_number"]))
     return [{"acc": float(r["accuracy_pct"]), "thr": float(r["throughput_img_per_s"]), "train_s": float(r["eval_cost_s"]),
-             "measure_s": float(r["measure_cost_s"] or 0.0)} for r in rows]
+             "measure_s": float(r["measure_cost_s"] or 0.0),
+             "train_j": float(r["train_energy_j"]) if r.get("train_energy_j") else float("nan"),
+             "device": r.get("train_device") or ""} for r in rows]
 
 
 def hypervolume(points: list[tuple[float, float]], acc0: float, lt0: float, lt1: float) -> float:
@@ -87,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     per_seed = []
+    devices: set[str] = set()
     for seed in seeds:
         runs = {rival: evaluations(run_search(rival, seed, args, args.runs)) for rival in RIVALS}
         thr = [e["thr"] for ev in runs.values() for e in ev]
@@ -104,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             row[f"{rival}_train_s"] = float(spent[-1])
             row[f"{rival}_measure_s"] = float(sum(e["measure_s"] for e in ev))
             row[f"{rival}_train_s_per_quality"] = float(spent[-1] / curve[-1]) if curve[-1] > 0 else float("inf")
+            row[f"{rival}_train_j"] = float(sum(e["train_j"] for e in ev))  # nan where no energy counter
+            row[f"{rival}_train_j_per_quality"] = row[f"{rival}_train_j"] / curve[-1] if curve[-1] > 0 else float("inf")
+            devices.update(e["device"] for e in ev)
         target = curves["none"][0][-1]
         reach = next((float(s) for q, s in zip(*curves["default"]) if q >= target), float("nan"))
         row["default_train_s_to_none_quality"] = reach
@@ -115,18 +121,23 @@ def main(argv: list[str] | None = None) -> int:
         writer.writerows(per_seed)
     rng = np.random.default_rng(0)
     summary = {}
-    for key in ("quality", "best_acc_pct", "train_s", "train_s_per_quality"):
+    has_energy = all(not math.isnan(r[f"{rival}_train_j"]) for r in per_seed for rival in RIVALS)
+    keys = ["quality", "best_acc_pct", "train_s", "train_s_per_quality"]
+    keys += ["train_j", "train_j_per_quality"] if has_energy else []
+    for key in keys:
         for rival in RIVALS:
             summary[f"{rival}_{key}"] = boot(np.array([r[f"{rival}_{key}"] for r in per_seed]), rng)
-    ratio = np.array([r["default_train_s_per_quality"] / r["none_train_s_per_quality"] for r in per_seed])
-    summary["train_s_per_quality_ratio_default_over_none"] = boot(ratio, rng)
+    for unit in ("s", "j") if has_energy else ("s",):
+        ratio = np.array([r[f"default_train_{unit}_per_quality"] / r[f"none_train_{unit}_per_quality"] for r in per_seed])
+        summary[f"train_{unit}_per_quality_ratio_default_over_none"] = boot(ratio, rng)
     reached = [r for r in per_seed if not math.isnan(r["default_train_s_to_none_quality"])]
     summary["seeds_where_default_reached_none_quality"] = [len(reached), len(per_seed)]
     if reached:
         share = np.array([r["default_train_s_to_none_quality"] / r["none_train_s"] for r in reached])
         summary["default_train_s_to_none_quality_share"] = boot(share, rng)
     summary["settings"] = {"data": args.data, "budget": args.budget, "epochs": args.epochs, "seeds": seeds,
-                           "chance_pct": args.chance_pct, "device": "CPU (this machine's)"}
+                           "chance_pct": args.chance_pct, "training_devices": sorted(devices),
+                           "energy": "measured (NVML board counter)" if has_energy else "none (no energy counter)"}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return 0
