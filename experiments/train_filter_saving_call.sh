@@ -9,7 +9,9 @@
 # Usage on the device: [SEEDS=100,...] BUDGET_S=560 bash experiments/train_filter_saving_call.sh
 B=${BUDGET_S:-560}
 mkdir -p $OUT/tfs
-python3 -m pip install --no-deps --no-index --quiet --target /tmp/site .whl/*.whl > $OUT/tfs/pip.txt 2>&1 \
+CP=$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+WHEELS=$(ls .whl/*.whl | grep -E -- "-py[23]|-$CP-")  # pure wheels and this python's
+python3 -m pip install --no-deps --no-index --quiet --target /tmp/site $WHEELS > $OUT/tfs/pip.txt 2>&1 \
   || { echo "pip failed"; tail -n 5 $OUT/tfs/pip.txt; exit 5; }
 export PYTHONPATH=/tmp/site
 timeout $((B - SECONDS)) python3 experiments/train_filter_saving.py --out $OUT/tfs --runs runs/train_filter_saving_gpu \
