@@ -23,6 +23,7 @@ from nasenergy.train.augment import augment_batch, normalise
 from nasenergy.train.checkpoint import Progress, load_checkpoint, save_checkpoint
 from nasenergy.train.energy import EnergyCounter, EnergyLog, board_counter
 from nasenergy.train.options import DATA_ON_DEVICE_SHARE, TrainOptions
+from nasenergy.train.pool_layout import nhwc_avg_pool_backward_ok, pool_in_nchw
 from nasenergy.train.recipe import NATS_RECIPE, TrainRecipe
 from nasenergy.train.result import TrainingResult
 from nasenergy.train.sgd import NesterovSgd
@@ -216,65 +217,70 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
         opt.step()
         loss_sum.add_(loss.detach())
 
-    graph: "torch.cuda.CUDAGraph | None" = None
-    static_x = static_y = None
-    epoch_s: list[float] = []
-    _sync(device)
-    setup_s = time.perf_counter() - t0
-    for epoch in range(start_epoch, recipe.epochs):
-        te = time.perf_counter()
-        loss_sum.zero_()
-        for index in batches.epoch():
-            xb, yb = batches.batch(index)
-            opt.set_lr(recipe.lr_at(step, total_steps))
-            if opts.step != "cuda_graph":
-                eager_step(xb, yb)
-            elif graph is not None:
-                assert static_x is not None and static_y is not None
-                static_x.copy_(xb)
-                static_y.copy_(yb)
-                graph.replay()
-            elif step - start_epoch * batches.steps_per_epoch < GRAPH_WARMUP_STEPS:
-                side = torch.cuda.Stream(device)
-                side.wait_stream(torch.cuda.current_stream(device))
-                with torch.cuda.stream(side):
-                    eager_step(xb, yb)
-                torch.cuda.current_stream(device).wait_stream(side)
-            else:
-                static_x, static_y = xb.clone(), yb.clone()
-                opt.zero_grad()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    eager_step(static_x, static_y)
-                graph.replay()  # capture records the step without running it
-            step += 1
+    guard = contextlib.ExitStack()
+    nchw_pools = 0
+    if device.type == "cuda" and opts.channels_last and not nhwc_avg_pool_backward_ok(device):
+        nchw_pools = guard.enter_context(pool_in_nchw(model))  # pytorch/pytorch#188344: see pool_layout
+    with guard:
+        graph: "torch.cuda.CUDAGraph | None" = None
+        static_x = static_y = None
+        epoch_s: list[float] = []
         _sync(device)
-        epoch_s.append(time.perf_counter() - te)
-        if checkpoint is not None and epoch + 1 < recipe.epochs:
-            so_far = earlier_s + time.perf_counter() - t0
-            e_now = log.energy_j(e0, log.mark()) if log is not None and e0 is not None else None
-            save_checkpoint(checkpoint, model=model, buffers=opt.buffers, generator=generator,
-                            progress=Progress(epoch + 1, step, so_far,
-                                              None if e_now is None else (earlier_j or 0.0) + e_now, key))
-        if on_epoch is not None:
-            on_epoch(epoch + 1, recipe.epochs)
-    final_loss = float(loss_sum.item()) / max(1, batches.steps_per_epoch)
+        setup_s = time.perf_counter() - t0
+        for epoch in range(start_epoch, recipe.epochs):
+            te = time.perf_counter()
+            loss_sum.zero_()
+            for index in batches.epoch():
+                xb, yb = batches.batch(index)
+                opt.set_lr(recipe.lr_at(step, total_steps))
+                if opts.step != "cuda_graph":
+                    eager_step(xb, yb)
+                elif graph is not None:
+                    assert static_x is not None and static_y is not None
+                    static_x.copy_(xb)
+                    static_y.copy_(yb)
+                    graph.replay()
+                elif step - start_epoch * batches.steps_per_epoch < GRAPH_WARMUP_STEPS:
+                    side = torch.cuda.Stream(device)
+                    side.wait_stream(torch.cuda.current_stream(device))
+                    with torch.cuda.stream(side):
+                        eager_step(xb, yb)
+                    torch.cuda.current_stream(device).wait_stream(side)
+                else:
+                    static_x, static_y = xb.clone(), yb.clone()
+                    opt.zero_grad()
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        eager_step(static_x, static_y)
+                    graph.replay()  # capture records the step without running it
+                step += 1
+            _sync(device)
+            epoch_s.append(time.perf_counter() - te)
+            if checkpoint is not None and epoch + 1 < recipe.epochs:
+                so_far = earlier_s + time.perf_counter() - t0
+                e_now = log.energy_j(e0, log.mark()) if log is not None and e0 is not None else None
+                save_checkpoint(checkpoint, model=model, buffers=opt.buffers, generator=generator,
+                                progress=Progress(epoch + 1, step, so_far,
+                                                  None if e_now is None else (earlier_j or 0.0) + e_now, key))
+            if on_epoch is not None:
+                on_epoch(epoch + 1, recipe.epochs)
+        final_loss = float(loss_sum.item()) / max(1, batches.steps_per_epoch)
 
-    te = time.perf_counter()
-    def accuracy(x: "torch.Tensor", y: "torch.Tensor") -> float:
-        return evaluate_accuracy(model, x, y, mean=mean, std=std, device=device, batch_size=opts.eval_batch_size,
-                                 autocast=autocast, channels_last=bool(opts.channels_last))
+        te = time.perf_counter()
+        def accuracy(x: "torch.Tensor", y: "torch.Tensor") -> float:
+            return evaluate_accuracy(model, x, y, mean=mean, std=std, device=device, batch_size=opts.eval_batch_size,
+                                     autocast=autocast, channels_last=bool(opts.channels_last))
 
-    val_pct = accuracy(x_val, y_val)
-    test_pct = None
-    if data.x_test is not None and data.y_test is not None:
-        test_pct = accuracy(tensor(data.x_test, torch.float32), tensor(data.y_test, torch.int64))
-    _sync(device)
-    t_end = time.perf_counter()
-    e_end = log.mark() if log is not None else None
-    energy_j = None
-    if log is not None and e0 is not None and e_end is not None:
-        energy_j = log.energy_j(e0, e_end) + (earlier_j or 0.0)
+        val_pct = accuracy(x_val, y_val)
+        test_pct = None
+        if data.x_test is not None and data.y_test is not None:
+            test_pct = accuracy(tensor(data.x_test, torch.float32), tensor(data.y_test, torch.int64))
+        _sync(device)
+        t_end = time.perf_counter()
+        e_end = log.mark() if log is not None else None
+        energy_j = None
+        if log is not None and e0 is not None and e_end is not None:
+            energy_j = log.energy_j(e0, e_end) + (earlier_j or 0.0)
     trained_s = sum(epoch_s)
     images = batches.batch_size * batches.steps_per_epoch * len(epoch_s)
     if checkpoint is not None:
@@ -286,7 +292,7 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
         images_per_s=images / trained_s if trained_s > 0 else 0.0, peak_memory_mib=peak,
         energy_j=energy_j, energy_source=None if energy_j is None else "measured",
         epochs=recipe.epochs, resumed_from_epoch=start_epoch, steps=step,
-        settings={"options": {**opts.as_dict(), "data": "device" if on_dev else "host"},
+        settings={"options": {**opts.as_dict(), "data": "device" if on_dev else "host"}, "nchw_pools": nchw_pools,
                   "recipe": recipe.as_dict(), "seed": int(seed), "device_name": device_name(device),
                   "data": data.name},
     )
