@@ -158,11 +158,28 @@ class Rows:
         print(json.dumps({k: row.get(k) for k in self.fields}), flush=True)
 
 
+BUSY: dict[str, float | None] = {"last_pct": None}
+"""The mean share of time the board had a kernel running (NVML utilization.gpu) during the last `_timed` call."""
+
+
 def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None]:
+    import threading
+
     import torch
 
     if device.startswith("cuda"):
         torch.cuda.synchronize()
+    busy: list[float] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.2):
+            with contextlib.suppress(Exception):
+                busy.append(float(counter.utilization_rates_pct()[0]))
+
+    sampler = threading.Thread(target=sample, daemon=True) if hasattr(counter, "utilization_rates_pct") else None
+    if sampler is not None:
+        sampler.start()
     e0 = counter.total_energy_mj() if counter is not None else None
     t0 = time.perf_counter()
     out = fn()
@@ -170,11 +187,16 @@ def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None
         torch.cuda.synchronize()
     wall = time.perf_counter() - t0
     e1 = counter.total_energy_mj() if counter is not None else None
+    stop.set()
+    if sampler is not None:
+        sampler.join()
+    BUSY["last_pct"] = float(np.mean(busy)) if busy else None
     return out, wall, None if e0 is None or e1 is None else (e1 - e0) / 1000.0
 
 
 SPEED_FIELDS = ["loop", "arch", "seed", "slots", "epochs", "images", "flops_per_img", "wall_s", "energy_j",
-                "val_accuracy_pct", "setup_s", "images_per_s", "peak_memory_mib", "device_name", "settings"]
+                "val_accuracy_pct", "setup_s", "images_per_s", "peak_memory_mib", "device_name", "settings",
+                "gpu_busy_pct"]
 
 
 def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
@@ -199,9 +221,10 @@ def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
                                                                options=opts, seed=0, energy=None), counter, args.device)
                 extra = {"val_accuracy_pct": res.val_accuracy_pct, "setup_s": res.setup_s,
                          "images_per_s": res.images_per_s, "peak_memory_mib": res.peak_memory_mib,
-                         "settings": json.dumps(res.settings["options"])}
+                         "settings": json.dumps({**res.settings["options"], "nchw_pools": res.settings.get("nchw_pools")})}
             rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "epochs": args.epochs, "images": args.images,
                       "flops_per_img": flops, "wall_s": wall, "energy_j": joules, "device_name": device_name(args.device),
+                      "gpu_busy_pct": BUSY["last_pct"],
                       **extra})
 
 
@@ -210,7 +233,7 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
     rows = Rows(out / "pack.csv", ["loop", "arch", "seed", "slots", "networks", "epochs", "images", "wall_s",
                                    "board_energy_j", "failures", "device_name"])
     arch_rows = Rows(out / "pack_networks.csv", ["loop", "arch", "seed", "slots", "train_s", "energy_j",
-                                                 "energy_source", "images_per_s", "peak_memory_mib"])
+                                                 "energy_source", "images_per_s", "peak_memory_mib", "start_s", "end_s"])
     archs = spanning_networks(args.networks)
     factory = functools.partial(random_image_data, args.images, (3, 32, 32), 10, 0)
     chosen = chosen_slots(out / "speed.csv", args.device)
@@ -223,8 +246,9 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
         jobs = [TrainJob(a, "tss", a, 0) for a in archs]
         rep = train_packed(jobs, factory, slots=slots, recipe=TrainRecipe(epochs=args.epochs),
                            options=TrainOptions(device=args.device), device=args.device, counter=counter)
-        for tr in rep.trainings:
-            arch_rows.add({"loop": "packed", "arch": tr.job.arch, "seed": 0, "slots": slots, "train_s": tr.result.train_s,
+        first = min((tr.start_s for tr in rep.trainings), default=0.0)
+        for tr in rep.trainings:  # start_s, end_s: from the first training's start (the union is the packed span)
+            arch_rows.add({"start_s": tr.start_s - first, "end_s": tr.end_s - first, "loop": "packed", "arch": tr.job.arch, "seed": 0, "slots": slots, "train_s": tr.result.train_s,
                            "energy_j": tr.result.energy_j, "energy_source": tr.result.energy_source,
                            "images_per_s": tr.result.images_per_s, "peak_memory_mib": tr.result.peak_memory_mib})
         rows.add({"loop": "packed", "arch": "all", "seed": 0, "slots": slots, "networks": len(rep.trainings),
@@ -258,7 +282,8 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
 
     space = get_space("tss")
     data = load_data("digits", split_seed=0)
-    rows = Rows(out / "parity.csv", ["loop", "arch", "seed", "slots", "epochs", "val_accuracy_pct", "wall_s", "device_name"])
+    rows = Rows(out / "parity.csv", ["loop", "arch", "seed", "slots", "epochs", "val_accuracy_pct", "wall_s", "device_name",
+                                     "nchw_pools"])
     for arch in spanning_networks(args.networks):
         for seed in [int(s) for s in args.parity_seeds.split(",")]:
             for loop in ("plain", "trainer"):
@@ -268,14 +293,15 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
                 if loop == "plain":
                     res, wall, _ = _timed(lambda: plain_loop(model, data, epochs=args.parity_epochs, device=args.device,
                                                              seed=seed, hflip=False), None, args.device)
-                    acc = res["val_accuracy_pct"]
+                    acc, pools = res["val_accuracy_pct"], None
                 else:
                     res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.parity_epochs, hflip=False),
                                                               options=TrainOptions(device=args.device), seed=seed, energy=None),
                                           None, args.device)
-                    acc = res.val_accuracy_pct
+                    acc, pools = res.val_accuracy_pct, res.settings.get("nchw_pools")
                 rows.add({"loop": loop, "arch": arch, "seed": seed, "slots": 1, "epochs": args.parity_epochs,
-                          "val_accuracy_pct": acc, "wall_s": wall, "device_name": device_name(args.device)})
+                          "val_accuracy_pct": acc, "wall_s": wall, "device_name": device_name(args.device),
+                          "nchw_pools": pools})
 
 
 def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:

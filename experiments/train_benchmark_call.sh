@@ -2,8 +2,9 @@
 # One device call: the trainer benchmark (experiments/train_benchmark.py) for BUDGET_S seconds in all,
 # resuming from the CSVs of earlier calls in RESUME (a folder carried to the device), stage by stage:
 # a short smoke run first (SMOKE=1; the call stops there if it fails), then speed (plain loop, trainer,
-# trainer without the CUDA graph), parity (digits, seeds 100-102), pack (1, 2, 4, 8 processes and the
-# count choose_slots picks) and fidelity (100 networks of cells 0-999, one epoch each). Every row is
+# trainer without the CUDA graph, the graph alone in fp32), parity (digits, seeds 100-102), pack (6-epoch
+# trainings by 1, 2 and 4 processes and the count choose_slots picks) and fidelity (100 networks of
+# cells 0-999, one epoch each). Every row is
 # appended to $OUT/gpu/*.csv as it finishes, so a call cut off at its limit returns what it measured;
 # a later call with RESUME naming those CSVs skips them. Nothing on the board is changed.
 # Usage on the device: [RESUME=path] [SMOKE=1] BUDGET_S=560 bash experiments/train_benchmark_call.sh
@@ -28,7 +29,7 @@ stage() {
 }
 stage speed --loops plain,trainer,trainer_eager,trainer_fp32
 stage parity --parity-seeds 100,101,102
-stage pack
+stage pack --epochs 6 --slots 1,2,4
 stage fidelity --fidelity-networks 100 --fidelity-loops trainer
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv,noheader >> $G/board.txt
 grep -v '^{' $G/log.txt | tail -n 20; wc -l $G/*.csv
