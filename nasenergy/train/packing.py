@@ -2,11 +2,18 @@
 training utilization and peak memory) and running them (`train_packed`: one process per slot,
 each taking the next job from a shared queue), with the board's energy apportioned.
 
-Small NATS networks leave most of a GPU idle: one training of a 1 M-parameter cell keeps the
-tensor cores busy a few per cent of the time. The project's own signal, utilization (achieved
-FLOP/s over the board's peak), says how idle: a training at utilization ``u`` leaves room for
-about ``target / u`` of its kind. `choose_slots` takes the measured utilization and peak memory of
-a probe training and bounds the count by memory and host cores.
+Small NATS networks leave most of a GPU's arithmetic idle: one training of a 1 M-parameter cell
+keeps the tensor cores busy a few per cent of the time. The project's own signal, utilization
+(achieved FLOP/s over the board's peak), says how idle: a training at utilization ``u`` leaves
+arithmetic room for about ``target / u`` of its kind. `choose_slots` takes the measured utilization
+and peak memory of a probe training and bounds the count by memory and host cores.
+
+Measured (``results/train_benchmark``, an H200): arithmetic room is not time room. Trainings
+whose step is a replayed CUDA graph (`TrainOptions` ``auto``) keep the GPU busy with small kernels;
+processes without MPS take turns on it, so 2-16 processes gained at most 1.09x in wall time over
+one, and the count `choose_slots` picked for them (16) was the slowest. Packing pays where each
+training leaves the GPU waiting between launches (eager steps); pass ``slots=1`` for graph steps
+until a measurement says otherwise.
 
 Energy while trainings share the board: the parent process reads the board's energy counter
 every ``sample_s`` seconds; each interval's joules are split among the trainings running in it in
@@ -38,8 +45,8 @@ from search_spaces import get_space
 TRAIN_FLOPS_PER_FORWARD = 3.0
 """A training step's FLOPs per image as a multiple of the forward pass's (backward about twice)."""
 DEFAULT_UTILIZATION_TARGET = 0.30
-"""The summed training utilization `choose_slots` packs up to (see the trainer benchmark in
-``results/train_benchmark``, which measures the packs this gives)."""
+"""The summed training utilization `choose_slots` packs up to (the trainer benchmark in
+``results/train_benchmark`` measures the packs this gives: none paid for graph-replayed steps)."""
 MEMORY_SHARE = 0.8
 """The share of the board's memory the packed trainings' peaks may take together."""
 
