@@ -30,6 +30,7 @@ import functools
 import json
 import math
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -163,8 +164,6 @@ BUSY: dict[str, float | None] = {"last_pct": None}
 
 
 def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None]:
-    import threading
-
     import torch
 
     if device.startswith("cuda"):
