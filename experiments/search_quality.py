@@ -105,8 +105,7 @@ from nasenergy.quality import default_floor_pct, region_from_points
 from nasenergy.search import run_search
 from nasenergy.search.command.components import build_components
 from nasenergy.search.command.config import SearchConfig
-from search_spaces import get_space
-from search_spaces._sss_space import SSSSpace
+from search_spaces import SSSSpace, get_space
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_quality"
