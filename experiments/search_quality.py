@@ -143,10 +143,12 @@ METHODS: dict[str, dict[str, Any]] = {
     "recall0.65": {"filter_features": ("size", "structure"), "target_recall": 0.65},
     "tpe-ordinal": {"sampler": "tpe", "filter": "none", ORDINAL: True},
     "ordinal": {"filter_features": ("size", "structure"), "target_recall": 0.8, ORDINAL: True},
+    "recall0.5": {"filter_features": ("size", "structure"), "target_recall": 0.5},
+    "ordinal+recall0.65": {"filter_features": ("size", "structure"), "target_recall": 0.65, ORDINAL: True},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
-BASELINE_OF: dict[str, str] = {"ordinal": "tpe-ordinal"}
+BASELINE_OF: dict[str, str] = {"ordinal": "tpe-ordinal", "ordinal+recall0.65": "tpe-ordinal"}
 """A method scored against a plain TPE other than `BASELINE`: the one given the same parameters."""
 
 
@@ -166,7 +168,7 @@ _SSS = (*_MAIN, "proxies")
 SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4",
                                    "structure+proxies+screen8", "structure+proxies+screen16",
                                    "recall0.8+screen4", "recall0.8+screen16", "recall0.65", "tpe-ordinal",
-                                   "ordinal")
+                                   "ordinal", "recall0.5", "ordinal+recall0.65")
 """Settings scored against the default on the tuning seeds of the size space
 (`results/search_quality_sss_tuning/DECISION.md`, the rule declared before their runs)."""
 STUDIES: dict[str, Study] = {s.name: s for s in (
