@@ -35,10 +35,12 @@ before the choice.
 ``sss-cifar100`` and ``sss-ImageNet16-120`` the size space (``--space sss``: the 4,096 configurations
 profiled at 32x32, or those recorded at 16x16), with every rival of the topology studies
 (`results/search_quality_sss`). There the search scores the 90-epoch x-valid accuracy (the size
-space records no 12-epoch values) and the dominance filter defaults to target recall 0.8
-(`results/search_quality_sss_tuning/DECISION.md`, seeds 0-9); the rivals that name their features
-keep 0.95, so that each means the same in both spaces. `SSS_CANDIDATES` are the settings scored
-against the default on those tuning seeds.
+space records no 12-epoch values) and the dominance filter defaults to target recall 0.65
+(`results/search_quality_sss_tuning/DECISION.md`, seeds 0-9; ``recall0.8`` is the default before
+it); the rivals that name their features keep 0.95, so that each means the same in both spaces.
+`SSS_CANDIDATES` are the settings scored against the default on those tuning seeds; ``ordinal`` and
+``tpe-ordinal`` offer the widths to the sampler as ordered integers and are scored against each
+other (`BASELINE_OF`).
 
 The subspace: ``profile``: every deployed network the
 recorded profile holds at the dataset's input (CIFAR: all 6,040; ImageNet16-120: the classes
@@ -103,7 +105,7 @@ from nasenergy.quality import default_floor_pct, region_from_points
 from nasenergy.search import run_search
 from nasenergy.search.command.components import build_components
 from nasenergy.search.command.config import SearchConfig
-from search_spaces import get_space
+from search_spaces import SSSSpace, get_space
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "results" / "search_quality"
@@ -114,6 +116,10 @@ TUNING_SEEDS: tuple[int, ...] = tuple(range(10))
 HELD_OUT_SEEDS: tuple[int, ...] = tuple(range(100, 120))
 """The seeds every reported figure comes from (declared before the first run)."""
 CHECKPOINTS: tuple[int, ...] = (50, 100, 200)
+
+ORDINAL = "ordinal_widths"
+"""A method setting, not a `SearchConfig` one: the size space's widths offered to the sampler as
+integers (ordered) instead of categoricals (`search_spaces.SSSSpace.ordinal_widths`)."""
 
 METHODS: dict[str, dict[str, Any]] = {
     "random": {"sampler": "random", "filter": "none"},
@@ -132,9 +138,18 @@ METHODS: dict[str, dict[str, Any]] = {
     "structure+proxies+screen4": {"filter_features": ("size", "structure", "proxies"), "screen": 4, "target_recall": 0.95},
     "structure+proxies+screen8": {"filter_features": ("size", "structure", "proxies"), "screen": 8, "target_recall": 0.95},
     "structure+proxies+screen16": {"filter_features": ("size", "structure", "proxies"), "screen": 16, "target_recall": 0.95},
+    "recall0.8+screen4": {"filter_features": ("size", "structure"), "target_recall": 0.8, "screen": 4},
+    "recall0.8+screen16": {"filter_features": ("size", "structure"), "target_recall": 0.8, "screen": 16},
+    "recall0.65": {"filter_features": ("size", "structure"), "target_recall": 0.65},
+    "tpe-ordinal": {"sampler": "tpe", "filter": "none", ORDINAL: True},
+    "ordinal": {"filter_features": ("size", "structure"), "target_recall": 0.8, ORDINAL: True},
+    "recall0.5": {"filter_features": ("size", "structure"), "target_recall": 0.5},
+    "ordinal+recall0.65": {"filter_features": ("size", "structure"), "target_recall": 0.65, ORDINAL: True},
 }
 """Method -> its `SearchConfig` settings beyond the shared ones ({}: the command's defaults)."""
 BASELINE = "tpe"
+BASELINE_OF: dict[str, str] = {"ordinal": "tpe-ordinal", "ordinal+recall0.65": "tpe-ordinal"}
+"""A method scored against a plain TPE other than `BASELINE`: the one given the same parameters."""
 
 
 @dataclass(frozen=True)
@@ -151,7 +166,9 @@ class Study:
 _MAIN = ("random", "tpe", "nsga2", "threshold", "free", "free+structure", "measured", "default")
 _SSS = (*_MAIN, "proxies")
 SSS_CANDIDATES: tuple[str, ...] = ("screen4", "recall0.8", "structure+proxies", "structure+proxies+screen4",
-                                   "structure+proxies+screen8", "structure+proxies+screen16")
+                                   "structure+proxies+screen8", "structure+proxies+screen16",
+                                   "recall0.8+screen4", "recall0.8+screen16", "recall0.65", "tpe-ordinal",
+                                   "ordinal", "recall0.5", "ordinal+recall0.65")
 """Settings scored against the default on the tuning seeds of the size space
 (`results/search_quality_sss_tuning/DECISION.md`, the rule declared before their runs)."""
 STUDIES: dict[str, Study] = {s.name: s for s in (
@@ -194,9 +211,10 @@ def proxies_profile(dataset: str, work_dir: Path, space_name: str = "tss") -> Pa
 def config_for(study: Study, method: str, seed: int, out: Path | None, profile: str | None) -> Any:
     """The `SearchConfig` of one run: the shared settings plus the method's."""
 
+    settings = {k: v for k, v in METHODS[method].items() if k != ORDINAL}
     return SearchConfig(budget=BUDGET, space=study.space, dataset=study.dataset, hardware="recorded",
                         profile=profile, seed=seed, out=None if out is None else str(out), quiet=True,
-                        **METHODS[method])
+                        **settings)
 
 
 def study_profile(study: Study, work_dir: Path) -> str | None:
@@ -261,6 +279,7 @@ def run_one(job: tuple[str, str, int, str, str]) -> str:
     folder = work / study_name / f"{method}_s{seed:03d}"
     if folder.exists():
         shutil.rmtree(folder)  # a run cut short earlier starts afresh
+    SSSSpace.ordinal_widths = bool(METHODS[method].get(ORDINAL, False))
     t0 = time.perf_counter()
     summary = run_search(config_for(study, method, seed, folder, study_profile(study, work)),
                          resume_command="python experiments/search_quality.py")
@@ -385,10 +404,11 @@ def summarize(out: Path, studies: Sequence[Study], seeds: Sequence[int], work_di
             mean, lo, hi = mean_interval(recalls[method], rng)
             row.update(front_recall_at_200=mean, front_recall_lo=lo, front_recall_hi=hi)
             quality_rows.append(row)
-            if BASELINE not in curves:
+            base_name = BASELINE_OF.get(method, BASELINE)
+            if base_name not in curves:
                 continue
-            for measure, mine, base in (("quality", c, curves[BASELINE]),
-                                        ("regret", -regrets[method], -regrets[BASELINE])):
+            for measure, mine, base in (("quality", c, curves[base_name]),
+                                        ("regret", -regrets[method], -regrets[base_name])):
                 for k in CHECKPOINTS:
                     needed, factor, lo, hi, p_never = factor_with_interval(mine, base, k, rng)
                     factor_rows.append({"study": study.name, "method": method, "measure": measure, "k": k,

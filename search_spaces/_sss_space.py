@@ -57,6 +57,18 @@ class SSSSpace(SearchSpace[SSSArch]):
     def deployed_representative(self, arch: SSSArch | str) -> SSSArch:
         return self.parse(arch)
 
+    ordinal_widths: bool = False
+    """Whether `suggest` asks for each width as an integer (8..64, step 8) instead of a
+    categorical: the sampler's model then treats the widths as ordered."""
+
+    def suggest(self, trial: Any) -> SSSArch:
+        """One width per position: categoricals, or integers where `ordinal_widths` holds."""
+        if not self.ordinal_widths:
+            return super().suggest(trial)
+        lo, hi = min(SSS_CHANNELS), max(SSS_CHANNELS)
+        step = SSS_CHANNELS[1] - SSS_CHANNELS[0]
+        return SSSArch(tuple(trial.suggest_int(name, lo, hi, step=step) for name in SSS_FEATURE_NAMES))
+
     def param_choices(self) -> dict[str, tuple[Any, ...]]:
         """One categorical per position, ``channels_1`` .. ``channels_5``, over the 8 widths."""
         return {name: SSS_CHANNELS for name in SSS_FEATURE_NAMES}

@@ -101,15 +101,15 @@ def test_target_recall_defaults_per_filter_and_is_stored_resolved():
     assert SearchConfig().study_defining()["target_recall"] == 0.95
 
 
-def test_the_size_space_filter_defaults_to_target_recall_08():
-    """The dominance filter's default recall is the space's (0.8 in the size space, chosen on
+def test_the_size_space_filter_defaults_to_target_recall_065():
+    """The dominance filter's default recall is the space's (0.65 in the size space, chosen on
     the tuning seeds); other filters, the topology space and a given value are untouched."""
     sss = SearchConfig(space="sss")
-    assert sss.target_recall == 0.8 and "-dominance0.8-" in sss.default_study_name
+    assert sss.target_recall == 0.65 and "-dominance0.65-" in sss.default_study_name
     assert SearchConfig(space="sss", filter="threshold").target_recall == 0.95
     assert SearchConfig(space="sss", target_recall=0.95).target_recall == 0.95
     assert SearchConfig(space="tss").target_recall == 0.95
-    assert SearchConfig.from_dict(sss.to_dict()).target_recall == 0.8
+    assert SearchConfig.from_dict(sss.to_dict()).target_recall == 0.65
 
 
 def test_the_search_metric_reaches_the_oracle_and_defines_the_study_only_when_changed():

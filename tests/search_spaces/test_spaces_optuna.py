@@ -6,7 +6,7 @@ import optuna
 import pytest
 
 from nasenergy.errors import ArchError
-from search_spaces import SSS_CHANNELS, TSS_EDGES, TSS_OPS, get_space
+from search_spaces import SSS_CHANNELS, TSS_EDGES, TSS_OPS, SSSSpace, get_space
 
 
 @pytest.mark.parametrize("space_name", ["tss", "sss"])
@@ -54,3 +54,22 @@ def test_bad_params():
         tss.arch_from_params(params)
     with pytest.raises(ArchError, match="bad channel width 12 at position 4"):
         sss.arch_from_params({"channels_1": 8, "channels_2": 8, "channels_3": 8, "channels_4": 12, "channels_5": 8})
+
+
+def test_sss_widths_are_categorical_unless_asked_as_ordered_integers(monkeypatch):
+    """By default each SSS width is an 8-way categorical; with `SSSSpace.ordinal_widths` an integer
+    8..64 step 8, whose values name the same configurations (`arch_from_params` unchanged)."""
+    space = get_space("sss")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    for ordinal, kind in ((False, optuna.distributions.CategoricalDistribution),
+                          (True, optuna.distributions.IntDistribution)):
+        monkeypatch.setattr(SSSSpace, "ordinal_widths", ordinal)
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        study.optimize(lambda trial: float(space.index(space.suggest(trial))), n_trials=10)
+        for trial in study.trials:
+            assert all(isinstance(d, kind) for d in trial.distributions.values())
+            assert all(v in SSS_CHANNELS for v in trial.params.values())
+            assert space.index(space.arch_from_params(trial.params)) == trial.value
+    monkeypatch.setattr(SSSSpace, "ordinal_widths", True)
+    assert space.suggest(optuna.trial.FixedTrial({f"channels_{p}": 8 * p for p in range(1, 6)})).channels == (
+        8, 16, 24, 32, 40)

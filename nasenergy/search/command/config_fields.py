@@ -57,7 +57,7 @@ class SearchSettings:
         filter: the utilization filter: ``dominance``, ``threshold``, ``none`` or a registered one
             (`nasenergy.filter.registry`).
         target_recall: the share of would-be front members the filter aims to let through (0..1];
-            ``None`` takes the filter's default in the space (`default_target_recall`: 0.95; 0.8
+            ``None`` takes the filter's default in the space (`default_target_recall`: 0.95; 0.65
             for the dominance filter in the size space).
         filter_features: which features the accuracy model of the dominance filter and of
             screening reads: groups of `nasenergy.search.command.filter_features.FEATURE_GROUPS`
