@@ -218,6 +218,8 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
         loss_sum.add_(loss.detach())
 
     guard = contextlib.ExitStack()
+    if device.type == "cpu" and opts.cpu_threads is not None:
+        guard.enter_context(_cpu_threads(opts.cpu_threads))
     nchw_pools = 0
     if device.type == "cuda" and opts.channels_last and not nhwc_avg_pool_backward_ok(device):
         nchw_pools = guard.enter_context(pool_in_nchw(model))  # pytorch/pytorch#188344: see pool_layout
@@ -296,6 +298,19 @@ def train_model(model: "torch.nn.Module", data: "ImageData", *, recipe: TrainRec
                   "recipe": recipe.as_dict(), "seed": int(seed), "device_name": device_name(device),
                   "data": data.name},
     )
+
+
+@contextlib.contextmanager
+def _cpu_threads(n: int) -> Any:
+    """``torch.set_num_threads(n)`` while open, then the count before."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        torch.set_num_threads(before)
 
 
 def device_name(device: "torch.device | str") -> str:

@@ -157,3 +157,15 @@ def test_two_worker_processes_train_on_the_users_data(tmp_path: Path) -> None:
     evaluated = [r for r in rows(out) if r["outcome"] == "evaluated"]
     assert len(evaluated) == 4 and len({r["network"] for r in evaluated}) == 4
     assert len({r["worker"] for r in evaluated}) == 2 and all(r["accuracy_source"] == "measured" for r in evaluated)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_workers_training_on_the_cpu_share_its_cores(tmp_path: Path, workers: int) -> None:
+    from nasenergy.search.command.components import training_oracle
+    from nasenergy.search.command.config import SearchConfig
+    from search_spaces import get_space
+
+    config = SearchConfig(oracle="train", data="digits", epochs=1, workers=workers, out=str(tmp_path), quiet=True)
+    oracle = training_oracle(config, get_space("tss"), "cpu")
+    want = None if workers == 1 else max(1, (os.cpu_count() or 1) // workers)
+    assert oracle.options.cpu_threads == want  # type: ignore[attr-defined]

@@ -84,7 +84,8 @@ def test_a_bad_recipe_is_a_usage_error(bad: dict[str, object]) -> None:
         TrainRecipe(**bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("bad", [{"precision": "fp8"}, {"step": "fast"}, {"device": "tpu"}, {"data": "disk"}])
+@pytest.mark.parametrize("bad", [{"precision": "fp8"}, {"step": "fast"}, {"device": "tpu"}, {"data": "disk"},
+                                 {"cpu_threads": 0}, {"cpu_threads": 1.5}])
 def test_bad_options_are_usage_errors(bad: dict[str, str]) -> None:
     with pytest.raises(UsageError):
         TrainOptions(**bad)  # type: ignore[arg-type]
@@ -170,3 +171,12 @@ def test_training_learns_digits() -> None:
     result = train_model(model, data, recipe=TrainRecipe(epochs=8, hflip=False), seed=0)
     assert result.val_accuracy_pct > 60.0  # chance is 10 %
     assert np.isfinite(result.final_train_loss)
+
+
+def test_a_cpu_training_runs_on_the_threads_it_is_given_and_puts_the_count_back() -> None:
+    before = torch.get_num_threads()
+    seen: list[int] = []
+    result = train_model(_model(), _data(), recipe=TrainRecipe(epochs=2, batch_size=32),
+                         options=TrainOptions(cpu_threads=1), on_epoch=lambda *_: seen.append(torch.get_num_threads()))
+    assert seen == [1, 1] and torch.get_num_threads() == before
+    assert result.settings["options"]["cpu_threads"] == 1

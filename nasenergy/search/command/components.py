@@ -9,6 +9,7 @@ by its registered mode (`nasenergy.search.command.dvfs_modes`, `nasenergy.search
 
 from __future__ import annotations
 
+import os
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -236,7 +237,10 @@ def training_oracle(config: SearchConfig, space: SpaceProtocol, hardware: str) -
     assert config.data is not None
     data, _ = load_registered(config.data, float(config.val_fraction))
     device = "cuda" if hardware == "cuda" else "cpu"
-    return TrainingOracle(space, data, recipe=TrainRecipe(epochs=config.epochs), options=TrainOptions(device=device),
+    # workers training side by side on the CPU share its cores (oversubscribed, each is several times slower)
+    threads = max(1, (os.cpu_count() or 1) // config.workers) if device == "cpu" and config.workers > 1 else None
+    return TrainingOracle(space, data, recipe=TrainRecipe(epochs=config.epochs),
+                          options=TrainOptions(device=device, cpu_threads=threads),
                           checkpoint_dir=config.out_dir / "training")
 
 
