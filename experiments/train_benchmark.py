@@ -159,11 +159,9 @@ class Rows:
         print(json.dumps({k: row.get(k) for k in self.fields}), flush=True)
 
 
-BUSY: dict[str, float | None] = {"last_pct": None}
-"""The mean share of time the board had a kernel running (NVML utilization.gpu) during the last `_timed` call."""
-
-
-def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None]:
+def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None, float | None]:
+    """``fn()``, its wall seconds, the board's joules and the mean share of the time the board had a
+    kernel running (NVML utilization.gpu, %), the last two ``None`` without a counter."""
     import torch
 
     if device.startswith("cuda"):
@@ -189,8 +187,8 @@ def _timed(fn: Any, counter: Any, device: str) -> tuple[Any, float, float | None
     stop.set()
     if sampler is not None:
         sampler.join()
-    BUSY["last_pct"] = float(np.mean(busy)) if busy else None
-    return out, wall, None if e0 is None or e1 is None else (e1 - e0) / 1000.0
+    joules = None if e0 is None or e1 is None else (e1 - e0) / 1000.0
+    return out, wall, joules, float(np.mean(busy)) if busy else None
 
 
 SPEED_FIELDS = ["loop", "arch", "seed", "slots", "epochs", "images", "flops_per_img", "wall_s", "energy_j",
@@ -211,19 +209,19 @@ def stage_speed(args: argparse.Namespace, out: Path, counter: Any) -> None:
             model = build_for_data(space, arch, in_channels=3, num_classes=10, seed=0)
             flops = count_model(model, (3, 32, 32)).flops_per_img
             if loop == "plain":
-                res, wall, joules = _timed(lambda: plain_loop(model, data, epochs=args.epochs, device=args.device, seed=0),
+                res, wall, joules, busy_pct = _timed(lambda: plain_loop(model, data, epochs=args.epochs, device=args.device, seed=0),
                                            counter, args.device)
                 extra: dict[str, Any] = {"val_accuracy_pct": res["val_accuracy_pct"], "settings": "fp32 eager, torch.optim.SGD"}
             else:
                 opts = replace(TrainOptions(device=args.device), **TRAINER_LOOPS[loop])
-                res, wall, joules = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.epochs),
+                res, wall, joules, busy_pct = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.epochs),
                                                                options=opts, seed=0, energy=None), counter, args.device)
                 extra = {"val_accuracy_pct": res.val_accuracy_pct, "setup_s": res.setup_s,
                          "images_per_s": res.images_per_s, "peak_memory_mib": res.peak_memory_mib,
                          "settings": json.dumps({**res.settings["options"], "nchw_pools": res.settings.get("nchw_pools")})}
             rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "epochs": args.epochs, "images": args.images,
                       "flops_per_img": flops, "wall_s": wall, "energy_j": joules, "device_name": device_name(args.device),
-                      "gpu_busy_pct": BUSY["last_pct"],
+                      "gpu_busy_pct": busy_pct,
                       **extra})
 
 
@@ -247,9 +245,10 @@ def stage_pack(args: argparse.Namespace, out: Path, counter: Any) -> None:
                            options=TrainOptions(device=args.device), device=args.device, counter=counter)
         first = min((tr.start_s for tr in rep.trainings), default=0.0)
         for tr in rep.trainings:  # start_s, end_s: from the first training's start (the union is the packed span)
-            arch_rows.add({"start_s": tr.start_s - first, "end_s": tr.end_s - first, "loop": "packed", "arch": tr.job.arch, "seed": 0, "slots": slots, "train_s": tr.result.train_s,
+            arch_rows.add({"loop": "packed", "arch": tr.job.arch, "seed": 0, "slots": slots, "train_s": tr.result.train_s,
                            "energy_j": tr.result.energy_j, "energy_source": tr.result.energy_source,
-                           "images_per_s": tr.result.images_per_s, "peak_memory_mib": tr.result.peak_memory_mib})
+                           "images_per_s": tr.result.images_per_s, "peak_memory_mib": tr.result.peak_memory_mib,
+                           "start_s": tr.start_s - first, "end_s": tr.end_s - first})
         rows.add({"loop": "packed", "arch": "all", "seed": 0, "slots": slots, "networks": len(rep.trainings),
                   "epochs": args.epochs, "images": args.images, "wall_s": rep.wall_s,
                   "board_energy_j": rep.board_energy_j, "failures": len(rep.failures),
@@ -290,11 +289,11 @@ def stage_parity(args: argparse.Namespace, out: Path, counter: Any) -> None:
                     continue
                 model = build_for_data(space, arch, in_channels=1, num_classes=10, seed=seed)
                 if loop == "plain":
-                    res, wall, _ = _timed(lambda: plain_loop(model, data, epochs=args.parity_epochs, device=args.device,
+                    res, wall, _, _ = _timed(lambda: plain_loop(model, data, epochs=args.parity_epochs, device=args.device,
                                                              seed=seed, hflip=False), None, args.device)
                     acc, pools = res["val_accuracy_pct"], None
                 else:
-                    res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.parity_epochs, hflip=False),
+                    res, wall, _, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=args.parity_epochs, hflip=False),
                                                               options=TrainOptions(device=args.device), seed=seed, energy=None),
                                           None, args.device)
                     acc, pools = res.val_accuracy_pct, res.settings.get("nchw_pools")
@@ -318,12 +317,10 @@ def stage_fidelity(args: argparse.Namespace, out: Path, counter: Any) -> None:
             precision = "auto" if loop == "trainer" else "fp32"
             opts = TrainOptions(device=args.device, step=step, precision=precision,
                                 channels_last=None if loop == "trainer" else False)
-            res, wall, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=1), options=opts, seed=0,
+            res, wall, _, _ = _timed(lambda: train_model(model, data, recipe=TrainRecipe(epochs=1), options=opts, seed=0,
                                                       energy=None), None, args.device)
             rows.add({"loop": loop, "arch": arch, "seed": 0, "slots": 1, "arch_index": idx, "epoch_s": res.epoch_s[0],
                       "setup_s": res.setup_s, "wall_s": wall, "device_name": device_name(args.device)})
-
-
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from nasenergy import __version__
 from nasenergy._cli import ARCH_HELP, OneLineParser, add_version, run_main
-from nasenergy.errors import first_line
 from nasenergy.train.data import load_data
 from nasenergy.train.network import train_arch
 from nasenergy.train.oracle import TrainingFailedError
@@ -56,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
         result = train_arch(space, arch, data, recipe=recipe, options=options, seed=args.seed,
                             checkpoint=args.checkpoint)
     except RuntimeError as exc:  # torch's out-of-memory and CUDA errors
-        raise TrainingFailedError(f"training failed: {first_line(exc)[:300]}") from None
+        raise TrainingFailedError.of(exc) from None
     print(json.dumps({"arch": str(arch), "data": data.describe(), **result.as_dict()}, indent=2, default=str))
     return 0
 

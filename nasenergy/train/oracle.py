@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nasenergy.errors import CandidateError
+from nasenergy.errors import CandidateError, first_line
 from nasenergy.oracles.evaluation import Evaluation, MetricSpec, Metrics
 from nasenergy.train.data import ImageData
 from nasenergy.train.network import train_arch
@@ -32,6 +32,11 @@ from search_spaces import Arch, SpaceProtocol
 class TrainingFailedError(CandidateError):
     """One network's training failed (out of memory, a numerical failure): its row says why and
     the search goes on."""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "TrainingFailedError":
+        """The error for torch's `exc` (out of memory, a CUDA error): its first line, cut short."""
+        return cls(f"training failed: {first_line(exc)[:300]}")
 
 
 def training_figures(result: TrainingResult) -> tuple[tuple[str, Any], ...]:
@@ -107,8 +112,7 @@ class TrainingOracle:
             result = train_arch(self.space, arch, self.data, recipe=self.recipe, options=self.options, seed=seed,
                                 checkpoint=self._checkpoint(arch, seed), on_epoch=progress)
         except RuntimeError as exc:  # torch's out-of-memory and CUDA errors are RuntimeErrors
-            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise TrainingFailedError(f"training failed: {text[:300]}") from None
+            raise TrainingFailedError.of(exc) from None
         finally:
             self._write_status(None, 0, 0)
         self._results[str(arch)] = result

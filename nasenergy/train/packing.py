@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from nasenergy.errors import typed_first_line
 from nasenergy.hardware.flops import count_model
 from nasenergy.train.energy import EnergyCounter, board_counter
 from nasenergy.train.network import build_for_data
@@ -124,7 +125,7 @@ def _worker(slot: int, device: str, jobs: Any, results: Any, data_factory: Calla
             rate = TRAIN_FLOPS_PER_FORWARD * flops * result.images_per_s
             results.put(("ok", PackedTraining(job, result, start, end, rate, slot)))
         except Exception as exc:  # one failed network is reported, the slot goes on
-            results.put(("failed", job, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"))
+            results.put(("failed", job, typed_first_line(exc)))
 
 
 def apportion(trainings: Sequence[PackedTraining], readings: Sequence[tuple[float, int]]) -> list[float]:

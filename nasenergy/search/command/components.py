@@ -9,8 +9,8 @@ by its registered mode (`nasenergy.search.command.dvfs_modes`, `nasenergy.search
 
 from __future__ import annotations
 
-import os
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
