@@ -51,6 +51,14 @@ def finished(tmp_path, fake_env) -> Path:
     return out
 
 
+@pytest.fixture
+def larger(tmp_path, fake_env) -> Path:
+    """A run folder of the same study with a budget of `BUDGET` + 4."""
+    out = tmp_path / "larger"
+    assert _search(out, BUDGET + 4) == 0
+    return out
+
+
 @pytest.mark.parametrize("damage", ["delete", "empty", "drop_cells", "older_copy"])
 def test_a_lost_claims_database_is_rebuilt_from_the_study_and_spends_nothing_again(finished, tmp_path, damage,
                                                                                    capsys):
@@ -108,9 +116,7 @@ def test_a_claims_file_that_is_no_database_is_refused(finished, capsys):
     assert "is not an SQLite database" in _one_error_line(capsys)
 
 
-def test_a_study_copied_from_a_larger_run_is_refused(finished, tmp_path, capsys):
-    larger = tmp_path / "larger"
-    assert _search(larger, BUDGET + 4) == 0
+def test_a_study_copied_from_a_larger_run_is_refused(finished, larger, capsys):
     shutil.copy(larger / "study.journal", finished / "study.journal")
     before = _report_line(finished)
     capsys.readouterr()
@@ -259,10 +265,8 @@ def test_claims_lost_after_an_interrupted_run_never_spend_the_budget_twice(tmp_p
     assert "**12 of 12**" in _report_line(run_dir)
 
 
-def test_claims_copied_from_a_larger_run_take_the_study_s_budget(finished, tmp_path, capsys):
+def test_claims_copied_from_a_larger_run_take_the_study_s_budget(finished, larger, capsys):
     """The claims of a --budget 10 run of the same study copied in: the study (budget 6) decides."""
-    larger = tmp_path / "larger"
-    assert _search(larger, BUDGET + 4) == 0
     shutil.copy(larger / "claims.sqlite", finished / "claims.sqlite")
     capsys.readouterr()
     assert _search(finished) == 0
